@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds every artifact the project needs, skipping what is up to date. Each part owns one
+# script in scripts/build.d/ (run in name order); each must be idempotent and fast when there
+# is nothing to do.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+bash scripts/setup.sh
+for step in scripts/build.d/*.sh; do
+  [ -e "$step" ] || continue
+  printf '[build] %s\n' "$(basename "$step")" >&2
+  bash "$step"
+done

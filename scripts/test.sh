@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every test suite of the project. All suites run even when one fails; the exit code is
+# non-zero if any failed. Suites: ctest (native, ASan+UBSan), node --test (tests/node),
+# pytest (tests/py), browser tests in Chromium (tests/browser).
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+bash scripts/build.sh || { echo "[test] build failed" >&2; exit 1; }
+
+failed=()
+suite() {
+  local name="$1"; shift
+  printf '\n[test] ===== %s =====\n' "$name" >&2
+  if "$@"; then printf '[test] %s: ok\n' "$name" >&2
+  else printf '[test] %s: FAILED\n' "$name" >&2; failed+=("$name"); fi
+}
+
+suite "C core (ctest, ASan+UBSan)" ctest --test-dir build/native-asan --output-on-failure
+shopt -s nullglob
+node_tests=(tests/node/*.test.mjs)
+[ ${#node_tests[@]} -gt 0 ] && suite "node --test" node --test --test-concurrency=2 "${node_tests[@]}"
+py_tests=(tests/py/test_*.py)
+[ ${#py_tests[@]} -gt 0 ] && suite "pytest" .venv/bin/python -m pytest -q tests/py
+browser_tests=(tests/browser/*.test.mjs)
+[ ${#browser_tests[@]} -gt 0 ] && suite "browser (Chromium)" node --test --test-concurrency=1 "${browser_tests[@]}"
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '\n[test] FAILED suites: %s\n' "${failed[*]}" >&2
+  exit 1
+fi
+printf '\n[test] all suites passed\n' >&2
