@@ -11,6 +11,11 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 # shellcheck source=../versions.env
 source versions.env
+# Several builds may start at once (parallel test runs, a developer and an editor): one at a
+# time does the set-up, the others wait and then find everything in place.
+mkdir -p build
+exec 9>build/.setup.lock
+flock 9
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 # 1. Debian packages -------------------------------------------------------------------
