@@ -1,0 +1,174 @@
+// The checkpoint panel: take a checkpoint, list what is stored (time, size, variable count),
+// restore, delete, export to a file, import from a file. The work happens in the worker; this
+// module shows progress, results and errors.
+import { h, formatBytes, formatTime } from './format.mjs';
+import { showMessage, explainError } from './messages.mjs';
+import { renderReport } from './report.mjs';
+
+export class CheckpointPanel {
+  constructor(root, kernel, { onBusy = () => {} } = {}) {
+    this.root = root;
+    this.kernel = kernel;
+    this.onBusy = onBusy;
+    this.items = [];
+    const $ = (sel) => root.querySelector(sel);
+    this.nameInput = $('#checkpoint-name');
+    this.tbody = $('#checkpoint-list tbody');
+    this.table = $('#checkpoint-list');
+    this.empty = $('#list-empty');
+    this.progress = $('#progress');
+    this.progressLabel = $('#progress-label');
+    this.progressBar = $('#progress-bar');
+    this.reportEl = $('#report');
+    this.fileInput = $('#import-file');
+
+    $('#checkpoint-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.checkpoint(this.nameInput.value.trim() || 'default');
+    });
+    $('#import-button').addEventListener('click', () => this.fileInput.click());
+    $('#refresh-list').addEventListener('click', () => this.refresh());
+    this.fileInput.addEventListener('change', () => {
+      const file = this.fileInput.files?.[0];
+      this.fileInput.value = ''; // choosing the same file again must fire `change` again
+      if (file) this.importFile(file);
+    });
+  }
+
+  async refresh() {
+    try {
+      this.items = await this.kernel.call('list');
+    } catch (err) {
+      explainError(err, { action: 'listing checkpoints' });
+      return this.items;
+    }
+    this.empty.hidden = this.items.length > 0;
+    this.table.hidden = this.items.length === 0;
+    this.tbody.replaceChildren(...this.items.map((item) => this.#row(item)));
+    return this.items;
+  }
+
+  #row({ name, meta }) {
+    const button = (label, fn, extra = {}) =>
+      h('button', { type: 'button', 'aria-label': `${label} checkpoint ${name}`, onclick: fn, ...extra }, label);
+    return h('tr', { dataset: { name } },
+      h('td', { class: 'name' }, name),
+      h('td', {}, formatTime(meta.createdMs)),
+      h('td', { class: 'num' }, formatBytes(meta.size)),
+      h('td', { class: 'num' }, String(meta.variables ?? '?')),
+      h('td', { class: 'actions' },
+        button('Restore', () => this.restore(name)),
+        button('Export', () => this.exportFile(name)),
+        button('Delete', () => this.remove(name), { class: 'danger' })));
+  }
+
+  // Runs one worker call with the progress area shown; returns its value or undefined.
+  async #withProgress(label, fn) {
+    this.progress.hidden = false;
+    this.progressLabel.textContent = label;
+    this.progressBar.removeAttribute('value'); // indeterminate until the worker says more
+    this.onBusy(+1);
+    try {
+      return await fn((p) => {
+        if (p.message) this.progressLabel.textContent = p.message;
+        if (Number.isFinite(p.total) && p.total > 0) {
+          this.progressBar.max = p.total;
+          this.progressBar.value = p.done ?? 0;
+        } else {
+          this.progressBar.removeAttribute('value');
+        }
+      });
+    } finally {
+      this.onBusy(-1);
+      this.progress.hidden = true;
+    }
+  }
+
+  async checkpoint(name) {
+    try {
+      const report = await this.#withProgress(`Checkpointing “${name}”…`,
+        (onProgress) => this.kernel.call('checkpoint', { name }, { onProgress }));
+      renderReport(this.reportEl, report);
+      showMessage({
+        level: 'ok', key: 'op',
+        title: `Checkpoint “${name}” saved`,
+        lines: [`${report.variables.length} variables stored in this browser` +
+          (report.skipped.length ? `; ${report.skipped.length} skipped (see the report for why).` : '.'),
+        'Reload the page, then restore it: the variables come back without re-running the cells.'],
+      });
+    } catch (err) {
+      explainError(err, { action: 'checkpoint', name });
+    }
+    await this.refresh();
+  }
+
+  async restore(name) {
+    try {
+      const report = await this.#withProgress(`Restoring “${name}”…`,
+        (onProgress) => this.kernel.call('restore', { name }, { onProgress }));
+      renderReport(this.reportEl, report);
+      if (report.failed.length) {
+        explainError({
+          kind: 'corrupt',
+          variables: report.failed.flatMap((f) => f.names),
+          restored: report.variables.map((v) => v.name),
+          message: report.failed.map((f) => `${f.names.join(', ')}: ${f.error}`).join('\n'),
+        }, { action: 'restore', name });
+      } else {
+        showMessage({
+          level: 'ok', key: 'op',
+          title: `Restored “${name}”`,
+          lines: [`${report.variables.length} variables are back in Python. Run a cell to use them.`],
+        });
+      }
+      return report;
+    } catch (err) {
+      explainError(err, { action: 'restore', name });
+      if (err?.kind === 'missing') await this.refresh();
+      return null;
+    }
+  }
+
+  async remove(name) {
+    if (!window.confirm(`Delete checkpoint “${name}”? This cannot be undone.`)) return;
+    try {
+      await this.kernel.call('delete', { name });
+      showMessage({ level: 'ok', key: 'op', title: `Deleted checkpoint “${name}”` });
+    } catch (err) {
+      explainError(err, { action: 'delete', name });
+    }
+    await this.refresh();
+  }
+
+  async exportFile(name) {
+    try {
+      const { bytes, filename } = await this.kernel.call('export', { name });
+      const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+      const a = h('a', { href: url, download: filename, hidden: true });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      // Revoke later: the download starts asynchronously from the object URL.
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    } catch (err) {
+      explainError(err, { action: 'export', name });
+    }
+  }
+
+  async importFile(file) {
+    const name = file.name.replace(/\.elc$/i, '') || 'imported';
+    try {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      const result = await this.#withProgress(`Checking “${file.name}”…`,
+        (onProgress) => this.kernel.call('import', { name, bytes }, { onProgress, transfer: [bytes.buffer] }));
+      showMessage({
+        level: 'ok', key: 'import',
+        title: `Imported “${result.name}”`,
+        lines: [`The file was checked (${result.records} records, all intact) and stored. Restore it from the list.`],
+      });
+    } catch (err) {
+      explainError(err, { action: 'import', name: file.name });
+    }
+    await this.refresh();
+  }
+}
