@@ -83,6 +83,11 @@ function handler(mounts, indexRedirect) {
       res.writeHead(302, { Location: indexRedirect });
       return res.end();
     }
+    if (Object.hasOwn(mounts, urlPath + '/')) {
+      // "/demo" → "/demo/": relative URLs in the page resolve against the folder.
+      res.writeHead(301, { Location: urlPath + '/' });
+      return res.end();
+    }
     let file = resolveRequest(urlPath, mounts);
     if (!file) return send(res, 404, 'Not found.\n');
     fs.stat(file, (err, st) => {
