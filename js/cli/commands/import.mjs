@@ -1,0 +1,1 @@
+export default { summary: 'TODO', usage: 'import', options: {}, async run() { return 4; } };

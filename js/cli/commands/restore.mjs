@@ -1,0 +1,1 @@
+export default { summary: 'TODO', usage: 'restore', options: {}, async run() { return 4; } };

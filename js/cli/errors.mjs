@@ -1,0 +1,25 @@
+// Exit codes and the one error type the CLI prints without a stack trace.
+//
+// Every failure a user can cause or fix (bad arguments, a damaged file, a missing checkpoint,
+// a cell that raised) is a CliError: the CLI prints its one-line message and exits with its
+// code. Anything else is a bug or an environment problem; the CLI prints its message too, and
+// the stack only with --debug or ELASTIC_LITE_DEBUG=1.
+export const EXIT = Object.freeze({
+  OK: 0,
+  FAILED: 1,     // the checkpoint is damaged / not a checkpoint, a cell or -c CODE raised,
+                 // or restore failed entirely
+  USAGE: 2,      // bad command line
+  NOT_FOUND: 3,  // no such checkpoint or file
+  ENV: 4,        // environment / internal problem (build missing, disk error, a bug)
+});
+
+export class CliError extends Error {
+  constructor(message, exitCode = EXIT.FAILED, { details } = {}) {
+    super(message);
+    this.name = 'CliError';
+    this.exitCode = exitCode;
+    this.details = details; // extra lines (e.g. a traceback) printed after the message
+  }
+}
+
+export const usageError = (message) => new CliError(message, EXIT.USAGE);
