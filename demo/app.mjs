@@ -38,11 +38,14 @@ async function start() {
     info = await kernel.call('init');
   } catch (err) {
     kernelState = 'failed';
+    statusEl.dataset.elastic = 'unavailable';
     renderStatus('Python failed to start');
     explainError(err.kind ? err : { kind: 'setup', message: err.message }, { action: 'start' });
     return;
   }
   renderStatus(`Python ${info.python} ready`);
+  // Tests and styles can tell "Python runs but checkpoints are unavailable" apart.
+  statusEl.dataset.elastic = info.elasticLite ? 'ready' : 'unavailable';
   if (!info.elasticLite) {
     explainError({ kind: 'setup', message: info.reason ?? 'Elastic Lite is not available.' }, { action: 'start' });
     return;
