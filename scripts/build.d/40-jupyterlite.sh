@@ -31,10 +31,14 @@ if [ ! -f "$labext/package.json" ] || [ "$(cat "$ext/.build-stamp" 2>/dev/null)"
   (cd "$ext" && node_modules/.bin/tsc -p . && jupyter labextension build . >/dev/null)
   echo "$ext_stamp" > "$ext/.build-stamp"
 fi
-# the C core for the page (inspect): shipped inside the extension's static folder
-if [ -f build/wasm/elastic_lite.wasm ]; then
-  cp -u build/wasm/elastic_lite.wasm "$labext/static/elastic_lite.wasm"
-fi
+# The page imports the project's own ES modules (the IndexedDB store, the C core's loader) and
+# the .wasm at run time from the extension's static folder (see js/extension/src/modules.ts).
+rt="$labext/static/elastic-lite"
+mkdir -p "$rt/js/store"
+for f in js/*.mjs js/store/*.mjs; do
+  [ -e "$f" ] && cp -u "$f" "$rt/$f"
+done
+[ -f build/wasm/elastic_lite.wasm ] && cp -u build/wasm/elastic_lite.wasm "$rt/elastic_lite.wasm"
 
 # 2. the site --------------------------------------------------------------------------
 src=build/lite-src

@@ -1,0 +1,200 @@
+// The sidebar panel: the current notebook's checkpoints (time, size, variables) with restore,
+// inspect, export and delete, plus checkpoint and import for the notebook. Plain DOM: the list
+// is short and re-rendered whole when anything changes.
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { Widget } from '@lumino/widgets';
+
+import { ElasticLiteController } from './controller';
+import { formatBytes, formatTime } from './format';
+import { IInspectReport, IStoreEntry } from './modules';
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: { className?: string; text?: string; title?: string } = {},
+  children: (Node | string)[] = []
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (props.className) {
+    node.className = props.className;
+  }
+  if (props.text !== undefined) {
+    node.textContent = props.text;
+  }
+  if (props.title) {
+    node.title = props.title;
+  }
+  for (const c of children) {
+    node.append(c);
+  }
+  return node;
+}
+
+function button(label: string, onClick: () => void, title = ''): HTMLButtonElement {
+  const b = el('button', { className: 'jp-ElasticLite-button jp-mod-styled', text: label, title });
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+export class CheckpointSidebar extends Widget {
+  constructor(
+    private readonly controller: ElasticLiteController,
+    private readonly tracker: INotebookTracker
+  ) {
+    super();
+    this.id = 'elastic-lite-sidebar';
+    this.addClass('jp-ElasticLite-sidebar');
+    this.title.caption = 'Elastic Lite checkpoints';
+    this._fileInput = el('input');
+    this._fileInput.type = 'file';
+    this._fileInput.accept = '.elc,application/octet-stream';
+    this._fileInput.className = 'jp-ElasticLite-fileInput';
+    this._fileInput.addEventListener('change', () => void this._import());
+    this.node.append(this._fileInput);
+    this._body = el('div', { className: 'jp-ElasticLite-body' });
+    this.node.append(this._body);
+    tracker.currentChanged.connect(() => void this.refresh());
+    controller.changed.connect(() => void this.refresh());
+    void this.refresh();
+  }
+
+  private get _panel(): NotebookPanel | null {
+    return this.tracker.currentWidget;
+  }
+
+  async refresh(): Promise<void> {
+    const token = ++this._renderToken;
+    const panel = this._panel;
+    let entries: IStoreEntry[] = [];
+    let error = '';
+    if (panel) {
+      try {
+        entries = await this.controller.list(panel.context.path);
+      } catch (e) {
+        error = (e as Error).message;
+      }
+    }
+    if (token !== this._renderToken) {
+      return; // a newer refresh is under way
+    }
+    this._render(panel, entries, error);
+  }
+
+  private _render(panel: NotebookPanel | null, entries: IStoreEntry[], error: string): void {
+    const body = this._body;
+    body.replaceChildren();
+    body.append(el('h2', { className: 'jp-ElasticLite-title', text: 'Elastic Lite' }));
+    if (!panel) {
+      body.append(el('p', { text: 'Open a notebook to see its checkpoints.' }));
+      return;
+    }
+    const notebook = panel.context.path;
+    body.append(el('div', { className: 'jp-ElasticLite-notebook', text: notebook }));
+    body.append(
+      el('div', { className: 'jp-ElasticLite-toolbar' }, [
+        button('Checkpoint', () => void this._run(() => this.controller.checkpoint(panel)), 'Checkpoint the kernel now'),
+        button('Import…', () => this._fileInput.click(), 'Import a checkpoint file (.elc) for this notebook')
+      ])
+    );
+    body.append(el('div', { className: 'jp-ElasticLite-status', text: this.controller.status }));
+    if (error) {
+      body.append(el('p', { className: 'jp-ElasticLite-error', text: error }));
+    }
+    if (!entries.length) {
+      body.append(el('p', { className: 'jp-ElasticLite-empty', text: 'No checkpoint of this notebook yet.' }));
+      return;
+    }
+    const list = el('ul', { className: 'jp-ElasticLite-list' });
+    for (const entry of entries) {
+      list.append(this._item(panel, entry));
+    }
+    body.append(list);
+  }
+
+  private _item(panel: NotebookPanel, entry: IStoreEntry): HTMLElement {
+    const meta = entry.meta || {};
+    const names = Array.isArray(meta.names) ? meta.names : [];
+    const vars = meta.variables ?? names.length;
+    const li = el('li', { className: 'jp-ElasticLite-item', title: entry.name });
+    li.dataset.name = entry.name;
+    li.append(el('div', { className: 'jp-ElasticLite-itemTime', text: formatTime(meta.createdMs) }));
+    li.append(
+      el('div', {
+        className: 'jp-ElasticLite-itemMeta',
+        text: `${formatBytes(meta.size)} · ${vars} variables${names.length ? ': ' + names.join(', ') : ''}`
+      })
+    );
+    const details = el('div', { className: 'jp-ElasticLite-inspect' });
+    li.append(
+      el('div', { className: 'jp-ElasticLite-itemActions' }, [
+        button('Restore', () => void this._run(() => this.controller.restore(panel, entry.name))),
+        button('Inspect', () => void this._inspect(entry.name, details)),
+        button('Export', () => void this._run(() => this.controller.export(entry.name))),
+        button('Delete', () => void this._run(() => this.controller.delete(entry.name, panel.context.path)))
+      ])
+    );
+    li.append(details);
+    return li;
+  }
+
+  private async _inspect(name: string, target: HTMLElement): Promise<void> {
+    if (target.childElementCount) {
+      target.replaceChildren(); // a second click hides the report
+      return;
+    }
+    try {
+      renderReport(await this.controller.inspect(name), target);
+    } catch (e) {
+      target.replaceChildren(el('p', { className: 'jp-ElasticLite-error', text: (e as Error).message }));
+    }
+  }
+
+  private async _import(): Promise<void> {
+    const panel = this._panel;
+    const file = this._fileInput.files?.[0];
+    this._fileInput.value = '';
+    if (!panel || !file) {
+      return;
+    }
+    await this._run(async () =>
+      this.controller.importBytes(panel.context.path, file.name, new Uint8Array(await file.arrayBuffer()))
+    );
+  }
+
+  // Errors are already in the status line (the controller sets it); keep them out of the console.
+  private async _run(action: () => Promise<unknown>): Promise<void> {
+    try {
+      await action();
+    } catch (e) {
+      console.warn('Elastic Lite:', (e as Error).message);
+    }
+    await this.refresh();
+  }
+
+  private _body: HTMLDivElement;
+  private _fileInput: HTMLInputElement;
+  private _renderToken = 0;
+}
+
+/** The inspection report as a table: one row per record, with what it would import. */
+export function renderReport(report: IInspectReport, target: HTMLElement): void {
+  const rows = (report.records || []).map(r =>
+    el('tr', { className: r.ok ? '' : 'jp-ElasticLite-bad' }, [
+      el('td', { text: r.names.join(', ') }),
+      el('td', { text: r.serializer }),
+      el('td', { text: formatBytes(r.length) }),
+      el('td', {
+        text: r.ok
+          ? (r.globals || []).map(([m, n]) => `${m}.${n}`).join(', ') || '—'
+          : `damaged: ${r.error?.message ?? '?'}`
+      })
+    ])
+  );
+  const head = el('tr', {}, ['variables', 'serializer', 'bytes', 'would import'].map(t => el('th', { text: t })));
+  const summary = report.ok
+    ? `${report.producer ?? ''} · Python ${report.python ?? '?'} · ${report.records.length} records, all valid`
+    : `damaged: ${report.error?.message ?? 'some records are bad'}`;
+  target.replaceChildren(
+    el('div', { className: 'jp-ElasticLite-reportSummary', text: summary }),
+    el('table', { className: 'jp-ElasticLite-report' }, [head, ...rows])
+  );
+}
