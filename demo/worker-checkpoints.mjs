@@ -34,7 +34,7 @@ export async function setup(pyodide) {
     python = await pythonSide(pyodide, { wheelsUrl: WHEELS_URL, store });
   } catch (err) {
     core = store = python = null;
-    return { elasticLite: false, reason: `Loading ${step} failed: ${err?.message ?? err}. Run \`npm run build\`, then reload.` };
+    return { elasticLite: false, reason: `Loading ${step} failed: ${err?.message ?? err}.` };
   }
   return { elasticLite: true };
 }
