@@ -2,6 +2,7 @@
 # await, the value of a final expression shown like Out[n], and a traceback that starts at the
 # user's code (not at Pyodide's machinery). Loaded by js/cli/pyodide-session.mjs into a private
 # dict, so nothing here ends up in the user's namespace or in a checkpoint.
+import linecache
 import sys
 import traceback
 
@@ -22,6 +23,8 @@ async def run_cell(source, label):
     """Returns [ok, repr of the final expression or None, traceback text or None]."""
     filename = f"<{label}>"
     namespace = sys.modules["__main__"].__dict__
+    # Tracebacks show the cell's source lines, as in a notebook (one entry per cell label).
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     try:
         value = await eval_code_async(source, namespace, filename=filename)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt are failures of the cell too

@@ -1,0 +1,123 @@
+// The CLI's store commands (ls, rm, export), help and command-line errors: the real CLI in a
+// child process, a real directory store. No Python and no C core needed here.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { DirectoryStore } from '../../js/store/directory.mjs';
+import { runCli, tempWorkdir, oneLineError } from './cli-helpers.mjs';
+
+const COMMANDS = ['run', 'restore', 'ls', 'inspect', 'verify', 'export', 'import', 'rm'];
+
+test('--help lists every command and the exit codes; each command has --help', async () => {
+  const cwd = await tempWorkdir();
+  const main = await runCli(['--help'], { cwd });
+  assert.equal(main.code, 0);
+  for (const c of COMMANDS) assert.match(main.stdout, new RegExp(`^  ${c} `, 'm'));
+  assert.match(main.stdout, /Exit codes:/);
+  const helps = await Promise.all(COMMANDS.map((c) => runCli([c, '--help'], { cwd })));
+  helps.forEach((r, i) => {
+    assert.equal(r.code, 0, COMMANDS[i]);
+    assert.match(r.stdout, new RegExp(`^Usage: elastic-lite ${COMMANDS[i]}`), COMMANDS[i]);
+    assert.match(r.stdout, /--store DIR/);
+    assert.match(r.stdout, /--json/);
+  });
+  assert.deepEqual(await fs.readdir(cwd), [], 'help creates nothing');
+});
+
+test('command-line mistakes exit 2 with one line', async () => {
+  const cwd = await tempWorkdir();
+  for (const args of [['frobnicate'], ['ls', '--bogus'], ['rm'], ['export', 'only-name'], ['verify'], ['rm', '']]) {
+    const r = await runCli(args, { cwd });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.ok(oneLineError(r.stderr), r.stderr);
+  }
+  const none = await runCli([], { cwd });
+  assert.equal(none.code, 2);
+  assert.match(none.stdout, /Usage: elastic-lite COMMAND/);
+});
+
+async function storeWith(entries) {
+  const cwd = await tempWorkdir();
+  const store = new DirectoryStore(path.join(cwd, '.elastic-lite'));
+  for (const [name, bytes, meta] of entries) await store.put(name, bytes, meta);
+  return { cwd, store };
+}
+
+test('ls: empty store, then entries newest first, --json, --notebook and --store', async () => {
+  const empty = await runCli(['ls'], { cwd: await tempWorkdir() });
+  assert.equal(empty.code, 0);
+  assert.match(empty.stdout, /No checkpoints in .*\.elastic-lite/);
+
+  const { cwd } = await storeWith([
+    ['older', new Uint8Array(10), { notebook: 'a.ipynb', createdMs: Date.UTC(2026, 0, 1), variables: 3, skipped: [] }],
+    ['newer', new Uint8Array(2048), { notebook: 'b.ipynb', createdMs: Date.UTC(2026, 5, 1), variables: 1, skipped: [{ name: 'g' }] }],
+  ]);
+  const r = await runCli(['ls'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  assert.match(lines[0], /^NAME\s+NOTEBOOK\s+CREATED\s+SIZE\s+VARIABLES\s+SKIPPED$/);
+  assert.match(lines[2], /^newer\s+b\.ipynb\s+2026-06-01 00:00:00 UTC\s+2\.0 KiB\s+1\s+1$/);
+  assert.match(lines[3], /^older\s+a\.ipynb\s+2026-01-01 00:00:00 UTC\s+10 B\s+3\s+0$/);
+
+  const j = await runCli(['ls', '--json', '--notebook', 'a.ipynb'], { cwd });
+  assert.equal(j.code, 0);
+  const doc = JSON.parse(j.stdout);
+  assert.deepEqual(doc.checkpoints.map((e) => e.name), ['older']);
+  assert.equal(doc.checkpoints[0].meta.size, 10);
+
+  const other = await tempWorkdir();
+  const viaStore = await runCli(['ls', '--store', path.join(cwd, '.elastic-lite'), '--json'], { cwd: other });
+  assert.equal(JSON.parse(viaStore.stdout).checkpoints.length, 2);
+});
+
+test('rm deletes, and a missing name exits 3', async () => {
+  const { cwd, store } = await storeWith([['a', new Uint8Array(5), {}], ['b', new Uint8Array(5), {}]]);
+  const r = await runCli(['rm', 'a'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /Deleted checkpoint "a"/);
+  assert.equal(await store.get('a'), null);
+  const again = await runCli(['rm', 'a'], { cwd });
+  assert.equal(again.code, 3);
+  assert.match(oneLineError(again.stderr), /no checkpoint named "a" in .*\.elastic-lite \(see: elastic-lite ls\)/);
+  assert.ok(await store.get('b'));
+});
+
+test('export writes the exact bytes; refuses to overwrite without --force; missing name exits 3', async () => {
+  const bytes = new Uint8Array(3000).map((_, i) => i % 251);
+  const { cwd } = await storeWith([['run1', bytes, {}]]);
+  const r = await runCli(['export', 'run1', 'out.elc'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(new Uint8Array(await fs.readFile(path.join(cwd, 'out.elc'))), bytes);
+
+  const clash = await runCli(['export', 'run1', 'out.elc'], { cwd });
+  assert.equal(clash.code, 1);
+  assert.match(oneLineError(clash.stderr), /out\.elc already exists; pass --force/);
+  assert.equal((await runCli(['export', 'run1', 'out.elc', '--force'], { cwd })).code, 0);
+
+  const missing = await runCli(['export', 'nope', 'x.elc'], { cwd });
+  assert.equal(missing.code, 3);
+  assert.ok(oneLineError(missing.stderr));
+  await assert.rejects(fs.stat(path.join(cwd, 'x.elc')));
+});
+
+test('--json failures still print one JSON document on stdout', async () => {
+  const r = await runCli(['rm', 'ghost', '--json'], { cwd: await tempWorkdir() });
+  assert.equal(r.code, 3);
+  assert.deepEqual(JSON.parse(r.stdout), { deleted: [], missing: ['ghost'] });
+  const u = await runCli(['ls', '--bogus', '--json'], { cwd: await tempWorkdir() });
+  assert.equal(u.code, 2);
+  assert.equal(JSON.parse(u.stdout).error.exitCode, 2);
+});
+
+test('a store path that is a file is a clear error, with the stack only under --debug', async () => {
+  const cwd = await tempWorkdir();
+  await fs.writeFile(path.join(cwd, 'file'), 'x');
+  const r = await runCli(['ls', '--store', 'file'], { cwd });
+  assert.equal(r.code, 4);
+  assert.match(oneLineError(r.stderr), /is not a directory; pass --store DIR with a directory/);
+  const d = await runCli(['ls', '--store', 'file', '--debug'], { cwd });
+  assert.match(d.stderr, /\n\s+at /);
+  const e = await runCli(['ls', '--store', 'file'], { cwd, env: { ELASTIC_LITE_DEBUG: '1' } });
+  assert.match(e.stderr, /\n\s+at /);
+});
