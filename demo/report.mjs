@@ -23,7 +23,9 @@ export function renderReport(root, report) {
     h('td', {}, v.name),
     h('td', {}, v.type ?? ''),
     h('td', { class: `serializer-${v.serializer}` }, v.serializer ?? ''),
-    h('td', { class: 'num' }, Number.isFinite(v.size) ? formatBytes(v.size) : ''),
+    // Variables that share objects are written as one record: its size is on the first row.
+    h('td', { class: 'num' }, Number.isFinite(v.size) ? formatBytes(v.size)
+      : h('span', { class: 'same', title: 'Saved in the same record as the variable above' }, '〃')),
     h('td', { class: 'num' }, Number.isFinite(v.ms) ? formatMs(v.ms) : ''))));
 
   const skipped = $('#report-skipped');

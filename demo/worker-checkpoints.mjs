@@ -8,7 +8,6 @@
 //               (elastic_lite.load_snapshot into __main__)
 //   import:     validate with the C core FIRST; only an intact checkpoint is stored.
 import { DemoError } from './worker-errors.mjs';
-import { pythonSide } from './worker-python.mjs';
 
 const NOTEBOOK = 'demo';
 const WASM_URL = new URL('../build/wasm/elastic_lite.wasm', import.meta.url).href;
@@ -31,6 +30,7 @@ export async function setup(pyodide) {
     const { IndexedDBStore } = await import('../js/store/indexeddb.mjs');
     store = new IndexedDBStore({ dbName: 'elastic-lite-demo' });
     step = 'elastic_lite into Python (js/pyodide-glue.mjs, build/wheels/)';
+    const { pythonSide } = await import('./worker-python.mjs');
     python = await pythonSide(pyodide, { wheelsUrl: WHEELS_URL, store });
   } catch (err) {
     core = store = python = null;
@@ -86,8 +86,8 @@ async function checkpoint({ name }, { progress }) {
   name = String(name ?? '').trim() || 'default';
   const t0 = now();
   progress({ phase: 'serialize', message: 'Serializing variables…' });
-  const snap = await python.snapshot((done, total, label) =>
-    progress({ phase: 'serialize', done, total, message: `Serializing ${label} (${done}/${total})…` }));
+  const snap = python.snapshot((done, total, label) =>
+    progress({ phase: 'serialize', done, total, message: `Serializing ${label} (${done + 1 > total ? total : done + 1} of ${total})…` }));
   const t1 = now();
 
   progress({ phase: 'validate', message: `Checking the ${(snap.bytes.length / 1048576).toFixed(1)} MiB container…` });
@@ -158,8 +158,27 @@ async function restore({ name }, { progress }) {
 
   // Good records restore even when others are damaged; the result lists the failures by name.
   progress({ phase: 'unpickle', message: 'Loading variables into Python…' });
-  const loaded = await python.load(bytes);
+  let loaded;
+  try {
+    loaded = python.load(bytes);
+  } catch (err) {
+    if (!err.checkpointError) throw err;
+    throw new DemoError('corrupt', err.message, { variables: meta.names ?? [] });
+  }
   const t3 = now();
+
+  // Serializer and record size come from the container's index (one record per group).
+  const byName = new Map();
+  for (const r of report.records) r.names.forEach((n, i) => byName.set(n, { r, first: i === 0 }));
+  const variables = loaded.restored.map(({ name, type }) => {
+    const hit = byName.get(name);
+    return {
+      name, type,
+      serializer: hit?.r.serializer ?? null,
+      size: hit?.first ? hit.r.length : null,
+      ms: null, // load_snapshot times the whole restore, not each record
+    };
+  });
 
   return {
     op: 'restore', name, size: bytes.length, totalMs: t3 - t0,
@@ -168,9 +187,10 @@ async function restore({ name }, { progress }) {
       { label: 'validate', ms: t2 - t1 },
       { label: 'unpickle', ms: t3 - t2 },
     ],
-    variables: loaded.variables,
+    variables,
     skipped: loaded.skipped.length ? loaded.skipped : (meta.skipped ?? []),
     failed: loaded.failed,
+    warnings: loaded.warnings,
   };
 }
 

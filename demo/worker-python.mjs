@@ -1,6 +1,42 @@
-// The Python half of the demo's checkpoint pipeline (filled in when js/pyodide-glue.mjs lands).
+// The Python half of the demo's checkpoint pipeline: installs elastic_lite into the worker's
+// Pyodide through the shared glue, and loads demo/bridge.py, which calls elastic_lite's public
+// snapshot()/load_snapshot() and hands back plain data (bytes + JSON) for the page.
+import { installElasticLite } from '../js/pyodide-glue.mjs';
+
+async function loadModule(pyodide, name, url) {
+  const source = await (await fetch(url)).text();
+  const mod = pyodide.runPython(`
+import sys, types
+_m = types.ModuleType(${JSON.stringify(name)})
+sys.modules[_m.__name__] = _m
+_m`);
+  pyodide.runPython(source, { globals: mod.__dict__ });
+  return mod;
+}
+
 export async function pythonSide(pyodide, { wheelsUrl, store }) {
-  const { installElasticLite } = await import('../js/pyodide-glue.mjs');
-  await installElasticLite(pyodide, { wheelsUrl, store });
-  throw new Error('the demo does not drive elastic_lite yet');
+  const el = await installElasticLite(pyodide, { wheelsUrl, store });
+  el.destroy();
+  const bridge = await loadModule(pyodide, 'elastic_lite_demo_bridge', new URL('./bridge.py', import.meta.url));
+  const takeSnapshot = bridge.take_snapshot.copy();
+  const load = bridge.load.copy();
+  bridge.destroy();
+
+  return {
+    // progress(done, total, label) is called from Python before each record is written.
+    snapshot(progress) {
+      const out = takeSnapshot(progress);
+      const report = JSON.parse(out.report);
+      return { bytes: out.bytes, ...report };
+    },
+    load(bytes) {
+      const result = JSON.parse(load(bytes));
+      if (result.error) {
+        const err = new Error(result.error);
+        err.checkpointError = true;
+        throw err;
+      }
+      return result;
+    },
+  };
 }
