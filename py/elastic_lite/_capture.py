@@ -1,0 +1,106 @@
+"""Which names of the user namespace a checkpoint takes, and how.
+
+A name is one of:
+- skipped silently: private (`_x`), IPython/kernel internals (In, Out, get_ipython, exit,
+  quit, and whatever IPython itself hides from `%who`);
+- a module binding: `import numpy as np`, `from math import sqrt` -> re-imported on restore
+  under the same name instead of being pickled;
+- a variable: serialized into a record.
+Reading the namespace never writes to it (we iterate over a copy of its items).
+"""
+
+import sys
+import types
+
+# Names a Jupyter/IPython kernel puts into the user namespace that are not user state.
+KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
+
+_IMPORTABLE_KINDS = (types.FunctionType, types.BuiltinFunctionType, type)
+
+
+def ipython_shell():
+    """The running IPython shell, or None (IPython is not even imported in plain Pyodide)."""
+    mod = sys.modules.get("IPython")
+    if mod is None:
+        return None
+    try:
+        return mod.get_ipython()
+    except Exception:
+        return None
+
+
+def default_namespace():
+    """IPython's user namespace when a shell runs (JupyterLite kernel), else `__main__`."""
+    shell = ipython_shell()
+    if shell is not None:
+        return shell.user_ns
+    return sys.modules["__main__"].__dict__
+
+
+def _hidden_names(namespace):
+    shell = ipython_shell()
+    if shell is None or shell.user_ns is not namespace:
+        return {}
+    return getattr(shell, "user_ns_hidden", {}) or {}
+
+
+def _module_binding(value, ns_module_name):
+    """(module, attr) to re-import `value` from, or None if it is not an import binding."""
+    if isinstance(value, types.ModuleType):
+        name = getattr(value, "__name__", None)
+        if name and sys.modules.get(name) is value:
+            return (name, None)
+        return None
+    if not isinstance(value, _IMPORTABLE_KINDS):
+        return None
+    mod = getattr(value, "__module__", None)
+    qual = getattr(value, "__qualname__", None)
+    if not isinstance(mod, str) or not isinstance(qual, str) or "." in qual or "<" in qual:
+        return None
+    if mod == ns_module_name or mod == "__main__":
+        return None  # defined in the notebook: its code must be saved by value
+    module = sys.modules.get(mod)
+    if module is None or getattr(module, qual, None) is not value:
+        return None
+    return (mod, qual)
+
+
+class Capture:
+    """The result of reading a namespace: variables to save and module bindings."""
+
+    def __init__(self):
+        self.variables = {}  # name -> value, in namespace order
+        self.modules = []  # [{"name", "module", "attr"}]
+        self.skipped = []  # [{"name", "type", "reason"}] decided before serializing
+
+
+def capture(namespace, names=None):
+    ns_module_name = namespace.get("__name__", "__main__")
+    hidden = _hidden_names(namespace)
+    result = Capture()
+    wanted = None if names is None else set(names)
+    for name, value in list(namespace.items()):
+        if wanted is not None:
+            if name not in wanted:
+                continue
+        elif not isinstance(name, str) or name.startswith("_") or name in KERNEL_NAMES:
+            continue
+        elif name in hidden and hidden[name] is value:
+            continue
+        binding = _module_binding(value, ns_module_name)
+        if binding is not None:
+            result.modules.append({"name": name, "module": binding[0], "attr": binding[1]})
+        elif isinstance(value, types.ModuleType):
+            result.skipped.append({
+                "name": name, "type": "module",
+                "reason": f"module {getattr(value, '__name__', '?')!r} is not importable "
+                          "by name (not in sys.modules); re-create it after restore",
+            })
+        else:
+            result.variables[name] = value
+    if wanted is not None:
+        missing = sorted(wanted - set(namespace))
+        for name in missing:
+            result.skipped.append({"name": name, "type": "-",
+                                   "reason": "no such name in the namespace"})
+    return result

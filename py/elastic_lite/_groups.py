@@ -1,0 +1,270 @@
+"""Group variables that share objects, so each group is pickled together and aliasing survives.
+
+An id-walk from every variable over the objects it reaches (no pickling): two variables that
+reach a common non-atomic object end up in one group (union-find). The walk goes level by
+level with `gc.get_referents(*frontier)` and set operations on ids, so the per-object work is
+C code (map/compress/set), not a Python loop; what a Python loop still touches is the few
+"special" objects (classes, functions, methods) that need a decision.
+
+What the walk does NOT descend into:
+- atomic values (int, str, bytes, float, ...): sharing them does not matter;
+- modules, module dicts, the namespace itself, builtins: pickled by reference;
+- classes and functions that are not defined in the notebook: pickled by reference;
+- generators, frames, coroutines: no serializer can save them, and descending would drag the
+  data they point at into their failure;
+- notebook functions and classes bound to a top-level name ("defs"): these are the things
+  every instance and every caller reaches, so unioning through them would collapse the
+  namespace into one group. They get their own group and other records refer to them by
+  name (see _pickling.py / _rebuild.ref). Only a reference cycle between groups through defs
+  (rare: `def f(g=...)` and `def g(f=...)`) merges those groups, so loading never loops.
+
+The walk is bounded: past `budget_s` seconds or `max_objects` objects it stops and puts every
+variable it has not finished into one group together with everything it has seen (safe:
+aliasing is kept, the group is just larger) and says so in `Grouping.truncated`.
+"""
+
+import gc
+import itertools
+import operator
+import sys
+import time
+import types
+
+ATOMIC = frozenset({
+    int, float, complex, str, bytes, bool, type(None), type(Ellipsis),
+    type(NotImplemented), range,
+})
+
+# Objects the walk must look at in Python before descending.
+SPECIAL = (
+    type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+    types.MethodType, types.CodeType, types.GeneratorType, types.FrameType,
+    types.CoroutineType, types.AsyncGeneratorType,
+)
+_LEAVES = (types.ModuleType, types.CodeType, types.GeneratorType, types.FrameType,
+           types.CoroutineType, types.AsyncGeneratorType)
+
+
+def is_notebook_function(obj, namespace):
+    return type(obj) is types.FunctionType and obj.__globals__ is namespace
+
+
+def is_notebook_class(obj, namespace):
+    if not isinstance(obj, type):
+        return False
+    mod = getattr(obj, "__module__", None)
+    return mod == namespace.get("__name__", "__main__") or mod == "__main__"
+
+
+def is_notebook_def(obj, namespace):
+    return is_notebook_function(obj, namespace) or is_notebook_class(obj, namespace)
+
+
+class Grouping:
+    def __init__(self, groups, objects, seconds, truncated):
+        self.groups = groups  # list of lists of names, in namespace order
+        self.objects = objects  # how many distinct non-atomic objects the walk visited
+        self.seconds = seconds
+        self.truncated = truncated  # None, or why the walk stopped early
+
+
+class _UnionFind:
+    def __init__(self, n):
+        self.parent = list(range(n))
+
+    def find(self, i):
+        parent = self.parent
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(self, a, b):
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _by_reference(obj, namespace):
+    """True for objects pickle saves as a name (module, library class or function): they
+    are not state, and two variables using `math.sqrt` or `Fraction` share nothing."""
+    if isinstance(obj, (types.ModuleType, types.CodeType)):
+        return True
+    if isinstance(obj, type):
+        return not is_notebook_class(obj, namespace)
+    if type(obj) is types.FunctionType:
+        return obj.__globals__ is not namespace
+    if isinstance(obj, types.BuiltinFunctionType):
+        owner = getattr(obj, "__self__", None)
+        return owner is None or isinstance(owner, types.ModuleType)
+    return False
+
+
+def _special_children(obj, namespace):
+    """Children of a special object that is a node (not by reference)."""
+    if isinstance(obj, _LEAVES):
+        return ()
+    if isinstance(obj, type):
+        return gc.get_referents(obj)  # a notebook class: its dict, bases, mro
+    if type(obj) is types.FunctionType:
+        out = [obj.__defaults__, obj.__kwdefaults__, obj.__dict__]
+        if obj.__closure__:
+            out.extend(obj.__closure__)
+        return [o for o in out if o is not None]
+    if isinstance(obj, types.MethodType):
+        return (obj.__func__, obj.__self__)
+    if isinstance(obj, types.BuiltinFunctionType):
+        return (obj.__self__,)
+    return ()
+
+
+def _children(objs, namespace):
+    """All non-atomic, not-by-reference objects directly referenced by `objs`.
+
+    The common path (dicts, lists, tuples, instances) is C code end to end: isinstance via
+    map, gc.get_referents on the whole level, type filtering via map/compress. Python code
+    runs once per DISTINCT special object (a class reached from 100,000 instances is
+    decided once)."""
+    not_ = operator.not_
+    flags = list(map(isinstance, objs, itertools.repeat(SPECIAL)))
+    if any(flags):
+        plain = list(itertools.compress(objs, map(not_, flags)))
+        out = gc.get_referents(*plain) if plain else []
+        for obj in itertools.compress(objs, flags):
+            out.extend(_special_children(obj, namespace))
+    else:
+        out = gc.get_referents(*objs)
+    out = list(itertools.compress(out, map(not_, map(ATOMIC.__contains__, map(type, out)))))
+    flags = list(map(isinstance, out, itertools.repeat(SPECIAL)))
+    if any(flags):
+        specials = list(itertools.compress(out, flags))
+        unique = dict(zip(map(id, specials), specials))
+        drop = {i for i, o in unique.items() if _by_reference(o, namespace)}
+        if drop:
+            out = list(itertools.compress(out, map(not_, map(drop.__contains__, map(id, out)))))
+    return out
+
+
+def _stop_ids(namespace):
+    """Dicts never to walk into: the namespace itself and every module's globals."""
+    import builtins
+    stop = {id(namespace), id(builtins.__dict__)}
+    for mod in list(sys.modules.values()):
+        d = getattr(mod, "__dict__", None)
+        if d is not None:
+            stop.add(id(d))
+    return stop
+
+
+def find_groups(variables, namespace, def_ids, budget_s=5.0, max_objects=20_000_000):
+    """Partition `variables` (name -> value) into groups; `def_ids` maps id -> def name."""
+    names = list(variables)
+    n = len(names)
+    start = time.perf_counter()
+    if n <= 1:
+        return Grouping([names] if names else [], 0, 0.0, None)
+    uf = _UnionFind(n)
+    owner = {}  # id(object) -> index of the first variable that reached it
+    stop = _stop_ids(namespace)
+    def_keys = set(def_ids)
+    def_owner = {}  # id(def) -> variable index that owns it (its top-level name)
+    edges = []  # (variable index, id(def)) : variable i refers to a def by name
+    truncated = None
+    deadline = start + budget_s
+    unfinished_from = None
+    for i, name in enumerate(names):
+        root = variables[name]
+        rid = id(root)
+        if rid in owner:
+            uf.union(i, owner[rid])
+            continue
+        owner[rid] = i
+        if rid in def_keys:
+            def_owner.setdefault(rid, i)
+        frontier = [root]
+        while frontier:
+            out = _children(frontier, namespace)
+            byid = dict(zip(map(id, out), out))
+            ids = byid.keys()
+            hits = ids & def_keys  # defs are referred to by name: an edge, not a union
+            if hits:
+                edges.extend((i, d) for d in hits if d != rid)
+                ids = ids - hits
+            seen = ids & owner.keys()
+            if seen:
+                for other in set(map(owner.__getitem__, seen)):
+                    if other != i:
+                        uf.union(i, other)
+            new = ids - owner.keys() - stop
+            owner.update(dict.fromkeys(new, i))
+            frontier = list(map(byid.__getitem__, new))
+            if len(owner) > max_objects or time.perf_counter() > deadline:
+                truncated = (f"the grouping walk stopped after {len(owner):,} objects and "
+                             f"{time.perf_counter() - start:.1f} s; variables from "
+                             f"{name!r} on were saved as one group with everything before")
+                unfinished_from = i
+                break
+        if unfinished_from is not None:
+            break
+    if unfinished_from is not None:
+        for j in range(1, n):
+            uf.union(0, j)
+    else:
+        _merge_def_cycles(uf, n, edges, def_owner)
+    groups = {}
+    for i, name in enumerate(names):
+        groups.setdefault(uf.find(i), []).append(name)
+    return Grouping(list(groups.values()), len(owner), time.perf_counter() - start, truncated)
+
+
+def _merge_def_cycles(uf, n, edges, def_owner):
+    """Union groups that refer to each other's defs in a cycle (strongly connected)."""
+    graph = {}
+    for i, d in edges:
+        j = def_owner.get(d)
+        if j is None:
+            continue
+        a, b = uf.find(i), uf.find(j)
+        if a != b:
+            graph.setdefault(a, set()).add(b)
+    if not graph:
+        return
+    # Tarjan's SCC, iterative (no recursion limit on long chains).
+    index, low, on_stack, stack, counter = {}, {}, set(), [], [0]
+    for start in list(graph):
+        if start in index:
+            continue
+        work = [(start, iter(graph.get(start, ())))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for nxt in it:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter[0]
+                    counter[0] += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(graph.get(nxt, ()))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                members = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    members.append(m)
+                    if m == node:
+                        break
+                for m in members[1:]:
+                    uf.union(members[0], m)

@@ -1,0 +1,76 @@
+"""Load-time helpers that checkpoint pickles call by name.
+
+Every pickle Elastic Lite writes may contain GLOBAL references to the functions below
+(`elastic_lite._rebuild.make_function`, `...function_setstate`, `...ref`). They are the only
+code of ours that unpickling runs, so they are kept small, stable and free of side effects
+beyond what restore needs. Renaming any of them breaks old checkpoints.
+
+Two ideas live here:
+- Notebook functions are rebuilt with the LIVE namespace as their globals (the dict the
+  restore writes into), not a private copy, so `scale = 100` after restore is seen by `f`.
+- A reference to a notebook function or class bound to a top-level name in another record
+  is written as `ref(name)`: the loader restores that record (once) and hands back the very
+  object, so identity and `isinstance` hold across records.
+"""
+
+import threading
+import types
+
+_state = threading.local()
+
+
+class RestoreContext:
+    """What a running restore exposes to the helpers: the target namespace and a resolver."""
+
+    def __init__(self, namespace, resolve):
+        self.namespace = namespace
+        self.resolve = resolve  # name -> object; loads the record defining it on demand
+
+
+def current():
+    ctx = getattr(_state, "ctx", None)
+    if ctx is None:
+        raise RuntimeError(
+            "this pickle was written by elastic_lite and refers to other records of its "
+            "checkpoint; load it with elastic_lite.load_snapshot(), not pickle.loads()"
+        )
+    return ctx
+
+
+def push(ctx):
+    prev = getattr(_state, "ctx", None)
+    _state.ctx = ctx
+    return prev
+
+
+def pop(prev):
+    _state.ctx = prev
+
+
+def ref(name):
+    """The object bound to `name` in this checkpoint (restored from its own record)."""
+    return current().resolve(name)
+
+
+def _empty_cell():
+    if False:  # noqa: the assignment makes `cell` a free variable of the lambda
+        cell = None
+    return (lambda: cell).__closure__[0]  # noqa: F821
+
+
+def make_function(code, name, n_cells):
+    """A function skeleton whose globals are the live namespace; state comes after."""
+    ns = current().namespace
+    closure = tuple(_empty_cell() for _ in range(n_cells)) if n_cells else None
+    return types.FunctionType(code, ns, name, None, closure)
+
+
+def function_setstate(func, state):
+    """Fill a skeleton from `make_function`. Done after memoization so cycles work."""
+    attrs, cells, fdict = state
+    for i, value in cells.items():  # only the cells that were filled when saved
+        func.__closure__[i].cell_contents = value
+    for key, value in attrs.items():
+        setattr(func, key, value)
+    if fdict:
+        func.__dict__.update(fdict)

@@ -1,0 +1,157 @@
+"""load_snapshot(): checkpoint bytes -> the namespace, record by record.
+
+1. The C core inspects the container: header, index, CRC32C of every record, and a walk of
+   every pickle stream (opcodes, frames, memo, STOP). Nothing is unpickled before that.
+2. Module bindings from the manifest are re-imported under their names.
+3. Every good record is unpickled on its own and its names are put into the namespace at
+   once. A record that refers to a notebook function/class of another record
+   (`_rebuild.ref`) loads that record first (once). A bad record, or one that needs a bad
+   record, is reported by variable name with the reason; the others restore.
+"""
+
+import importlib
+import time
+
+from . import _core, _rebuild
+from ._capture import default_namespace
+from ._pickling import load, load_plain
+from ._report import RestoreReport
+from ._snapshot import MANIFEST
+
+
+class CheckpointError(Exception):
+    """The bytes are not a usable checkpoint at all (nothing could be restored)."""
+
+
+class _RecordFailed(Exception):
+    pass
+
+
+def _describe_error(err):
+    if not err:
+        return "damaged"
+    msg = err.get("message") or "damaged"
+    if err.get("offset") is not None:
+        msg += f" (byte offset {err['offset']})"
+    return msg
+
+
+def inspect(data):
+    """The C core's inspection report (see docs/INTERFACES.md) of checkpoint bytes."""
+    return _core.inspect(data, validate=True)
+
+
+def load_snapshot(data, namespace=None):
+    t0 = time.perf_counter()
+    ns = default_namespace() if namespace is None else namespace
+    report = RestoreReport()
+    info = _core.inspect(data, validate=True)
+    records = info.get("records") or []
+    if not records:
+        raise CheckpointError(
+            "this is not a readable Elastic Lite checkpoint: "
+            f"{_describe_error(info.get('error'))}. Nothing was restored; check that the "
+            "file is a checkpoint (elastic-lite verify FILE) or take a new one.")
+    view = memoryview(data)
+
+    def payload(rec):
+        start = rec["payload_offset"]
+        return view[start:start + rec["length"]]
+
+    manifest = None
+    data_records = []
+    for rec in records:
+        if rec.get("names") == [MANIFEST]:
+            if rec.get("ok"):
+                try:
+                    manifest = load_plain(payload(rec))
+                except Exception as exc:
+                    report.warnings.append(f"the manifest record could not be read ({exc})")
+            else:
+                report.warnings.append(
+                    "the manifest record is damaged: module imports and the list of skipped "
+                    f"variables are unavailable ({_describe_error(rec.get('error'))})")
+        else:
+            data_records.append(rec)
+    if manifest is None and not any("manifest" in w for w in report.warnings):
+        report.warnings.append("the checkpoint has no manifest record")
+    if not info.get("ok") and info.get("error"):
+        report.warnings.append("container: " + _describe_error(info["error"]))
+
+    if isinstance(manifest, dict):
+        report.skipped = list(manifest.get("skipped") or [])
+        for m in manifest.get("modules") or []:
+            entry = dict(m, ok=True, error=None)
+            try:
+                mod = importlib.import_module(m["module"])
+                ns[m["name"]] = getattr(mod, m["attr"]) if m.get("attr") else mod
+            except Exception as exc:
+                entry.update(ok=False, error=f"{type(exc).__name__}: {exc}")
+            report.modules.append(entry)
+
+    by_name = {}
+    for rec in data_records:
+        for name in rec.get("names") or []:
+            by_name.setdefault(name, rec)
+    state = {}  # record index -> "loading" | "done" | _RecordFailed
+    restored = {}
+
+    def load_record(rec):
+        idx = rec["index"]
+        st = state.get(idx)
+        if st == "done":
+            return
+        if isinstance(st, _RecordFailed):
+            raise st
+        if st == "loading":
+            raise _RecordFailed(f"records refer to each other in a cycle (record {idx})")
+        names = rec.get("names") or []
+        if not rec.get("ok"):
+            err = _RecordFailed(f"record {idx} is damaged: {_describe_error(rec.get('error'))}")
+            state[idx] = err
+            raise err
+        state[idx] = "loading"
+        try:
+            values = load(rec.get("serializer"), payload(rec))
+            if not isinstance(values, tuple) or len(values) != len(names):
+                raise _RecordFailed(f"record {idx} does not hold {len(names)} values")
+        except _RecordFailed as exc:
+            state[idx] = exc
+            raise
+        except Exception as exc:
+            cause = exc.__cause__ if isinstance(exc.__cause__, _RecordFailed) else None
+            err = cause or _RecordFailed(
+                f"unpickling with {rec.get('serializer')} failed: {type(exc).__name__}: {exc}")
+            state[idx] = err
+            raise err
+        for name, value in zip(names, values):
+            restored[name] = value
+            ns[name] = value
+        state[idx] = "done"
+
+    def resolve(name):
+        if name in restored:
+            return restored[name]
+        rec = by_name.get(name)
+        if rec is None:
+            raise _RecordFailed(f"it refers to {name!r}, which this checkpoint does not hold")
+        try:
+            load_record(rec)
+        except _RecordFailed as exc:
+            raise _RecordFailed(f"it needs {name!r}, which could not be restored: {exc}")
+        return restored[name]
+
+    prev = _rebuild.push(_rebuild.RestoreContext(ns, resolve))
+    try:
+        for rec in data_records:
+            try:
+                load_record(rec)
+            except _RecordFailed as exc:
+                report.failed.append({"names": list(rec.get("names") or []),
+                                      "record": rec["index"], "reason": str(exc)})
+    finally:
+        _rebuild.pop(prev)
+    report.restored = [n for rec in data_records if state.get(rec["index"]) == "done"
+                       for n in rec.get("names") or []]
+    report.ms = (time.perf_counter() - t0) * 1000.0
+    return report
