@@ -1,0 +1,174 @@
+// js/core.mjs against the real build/wasm/elastic_lite.wasm (run `npm run build` first).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, readdir } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import path from 'node:path';
+import { loadCore, CoreError } from '../../js/core.mjs';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const WASM = path.join(ROOT, 'build/wasm/elastic_lite.wasm');
+const FIXTURES = path.join(ROOT, 'wasm/tests/fixtures');
+const core = await loadCore();
+
+test('the .wasm imports nothing and loads from a path, a file URL, bytes and a Module', async () => {
+  const bytes = await readFile(WASM);
+  const mod = new WebAssembly.Module(bytes);
+  assert.deepEqual(WebAssembly.Module.imports(mod), []);
+  for (const src of [WASM, pathToFileURL(WASM), pathToFileURL(WASM).href, bytes, mod]) {
+    const c = await loadCore(src);
+    assert.equal(c.version, '0.1.0');
+  }
+  await assert.rejects(loadCore(path.join(ROOT, 'no-such.wasm')), CoreError);
+  await assert.rejects(loadCore(new Uint8Array([0, 1, 2, 3])), /cannot load the Elastic Lite core/);
+});
+
+test('writer and inspect: records, names, serializers, globals, abort', () => {
+  const w = core.newWriter({ producer: 'elastic-lite 0.1.0', python: '3.14.2', createdMs: 1764680000000 });
+  const od = Buffer.from('80049529000000000000008c0b636f6c6c656374696f6e73948c0b4f72646572656444696374949394295294' +
+    '8c016194 4b01 732e'.replace(/ /g, ''), 'hex');
+  w.beginRecord(['x', 'ÿ名']);
+  w.append(od.subarray(0, 10));
+  w.append(od.subarray(10));
+  w.endRecord('cloudpickle');
+  w.beginRecord(['failed']);
+  w.append(new Uint8Array(1000).fill(7));
+  w.abortRecord();
+  w.beginRecord(['failed']);
+  w.append(od);
+  w.endRecord('dill');
+  assert.equal(w.recordCount, 2);
+  const file = w.finish();
+  w.free();
+  w.free(); // twice is harmless
+  const r = core.inspect(file);
+  assert.equal(r.ok, true);
+  assert.equal(r.error, null);
+  assert.equal(r.format_version, 1);
+  assert.equal(r.producer, 'elastic-lite 0.1.0');
+  assert.equal(r.python, '3.14.2');
+  assert.equal(r.created_ms, 1764680000000);
+  assert.equal(r.size, file.length);
+  assert.deepEqual(r.records.map((x) => [x.index, x.names, x.serializer, x.ok, x.length]),
+    [[0, ['x', 'ÿ名'], 'cloudpickle', true, od.length], [1, ['failed'], 'dill', true, od.length]]);
+  assert.deepEqual(r.records[0].globals, [['collections', 'OrderedDict']]);
+  assert.match(r.records[0].crc32c, /^[0-9a-f]{8}$/);
+  assert.equal(r.records[0].crc32c, core.crc32c(od).toString(16).padStart(8, '0'));
+  assert.deepEqual(Buffer.from(file.subarray(r.records[1].payload_offset, r.records[1].payload_offset + od.length)), od);
+  const listed = core.inspect(file, { validate: false, headersOnly: true });
+  assert.equal(listed.records[0].globals, null);
+});
+
+test('a damaged record is named with its offset; the others stay readable', () => {
+  const w = core.newWriter({ python: '3.14' });
+  for (const name of ['a', 'b', 'c']) {
+    w.beginRecord([name]);
+    w.append(new Uint8Array([0x80, 0x04, 0x4e, 0x2e])); // PROTO 4, NONE, STOP
+    w.endRecord('pickle');
+  }
+  const file = w.finish();
+  w.free();
+  const good = core.inspect(file);
+  const b = good.records[1];
+  file[b.payload_offset + 2] ^= 0x01;
+  const bad = core.inspect(file);
+  assert.equal(bad.ok, false);
+  assert.deepEqual(bad.records.map((x) => x.ok), [true, false, true]);
+  assert.equal(bad.records[1].error.record, 1);
+  assert.equal(bad.records[1].error.offset, b.payload_offset);
+  assert.match(bad.records[1].error.message, /record 1 at offset \d+: payload checksum mismatch/);
+  assert.throws(() => core.verify(file), (e) => e instanceof CoreError && e.record === 1 &&
+    e.offset === b.payload_offset && e.report.records.length === 3);
+  // truncated: no footer, records found by scanning
+  const cut = core.inspect(file.subarray(0, file.length - 5));
+  assert.equal(cut.ok, false);
+  assert.match(cut.error.message, /truncated/);
+  assert.equal(cut.records.length, 3);
+  // not a checkpoint at all
+  assert.match(core.inspect(new TextEncoder().encode('{"json": true}')).error.message, /not an Elastic Lite checkpoint/);
+});
+
+test('validatePickle accepts real pickle/cloudpickle/dill streams and lists their globals', async () => {
+  const names = (await readdir(FIXTURES)).filter((n) => n.endsWith('.pkl'));
+  assert.ok(names.length >= 90);
+  for (const n of names) {
+    const r = core.validatePickle(await readFile(path.join(FIXTURES, n)));
+    assert.equal(r.ok, true, `${n}: ${JSON.stringify(r.error)}`);
+    const want = JSON.parse(await readFile(path.join(FIXTURES, n.replace(/\.pkl$/, '.globals.json')), 'utf8'));
+    assert.deepEqual(r.globals, want, n);
+  }
+});
+
+test('hostile streams get a clear error with offset and opcode', () => {
+  const huge = new Uint8Array([0x80, 0x04, 0x8e, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x2e]);
+  const r = core.validatePickle(huge);
+  assert.equal(r.ok, false);
+  assert.deepEqual([r.error.offset, r.error.opcode], [2, 'BINBYTES8']);
+  assert.match(r.error.message, /length 9223372036854775808 runs past the end/);
+  const unk = core.validatePickle(new Uint8Array([0x80, 0x04, 0xff, 0x2e]));
+  assert.match(unk.error.message, /unknown opcode 0xff at offset 2/);
+  const deep = new Uint8Array(200001).fill(0x28); // 200,000 MARKs then NONE
+  deep[200000] = 0x4e;
+  assert.match(core.validatePickle(deep).error.message, /without STOP/);
+  assert.match(core.validatePickle(new Uint8Array()).error.message, /empty stream/);
+});
+
+test('API misuse throws CoreError with the core message', () => {
+  const w = core.newWriter();
+  assert.throws(() => w.append(new Uint8Array(3)), /no record is open; call begin_record first/);
+  assert.throws(() => w.endRecord('cloudpickle'), /no record is open to end/);
+  w.beginRecord(['x']);
+  assert.throws(() => w.beginRecord(['y']), /already open/);
+  assert.throws(() => w.endRecord('marshal'), /unknown serializer/);
+  assert.throws(() => w.endRecord(9), /unknown serializer 9/);
+  assert.throws(() => w.finish(), /still open/);
+  assert.throws(() => w.beginRecord(['a\0b']), CoreError);
+  w.free();
+  assert.throws(() => w.append(new Uint8Array(1)), /already freed/);
+  assert.throws(() => core.inspect('not bytes'), CoreError);
+});
+
+test('sink: nested marks, rewind, commit, limit, large and many writes', () => {
+  const s = core.newSink();
+  s.append(new TextEncoder().encode('head'));
+  const m0 = s.mark();
+  s.append(new TextEncoder().encode('AAAA'));
+  const m1 = s.mark();
+  s.append(new Uint8Array(10000));
+  assert.equal(s.depth, 2);
+  s.rewind(m1);
+  assert.equal(s.size, 8);
+  s.commit(m0);
+  assert.equal(new TextDecoder().decode(s.bytes()), 'headAAAA');
+  assert.throws(() => s.rewind(m0), /mark 0 is not open/);
+  const small = new Uint8Array([1, 2, 3]);
+  for (let i = 0; i < 200000; i++) s.append(small);
+  assert.equal(s.size, 8 + 600000);
+  const big = new Uint8Array(64 << 20).fill(9); // grows wasm memory: views must be refreshed
+  s.append(big);
+  assert.equal(s.size, 8 + 600000 + big.length);
+  assert.equal(s.bytes()[s.size - 1], 9);
+  s.setLimit(s.size + 10);
+  assert.throws(() => s.append(new Uint8Array(11)), /sink limit reached/);
+  s.free();
+});
+
+test('a multi-megabyte record round-trips through writer and inspect', () => {
+  const w = core.newWriter();
+  const payload = new Uint8Array(30 << 20);
+  payload.set([0x80, 0x05, 0x95]);
+  // PROTO 5, then BINBYTES8 of the rest, STOP (no frame: a frameless stream is valid)
+  const body = payload.length - 2 - 9 - 1;
+  const hdr = new DataView(payload.buffer);
+  payload[2] = 0x8e;
+  hdr.setBigUint64(3, BigInt(body), true);
+  payload[payload.length - 1] = 0x2e;
+  w.beginRecord(['blob']);
+  w.append(payload);
+  w.endRecord('pickle');
+  const file = w.finish();
+  w.free();
+  const r = core.inspect(file);
+  assert.equal(r.ok, true, JSON.stringify(r.error));
+  assert.equal(r.records[0].length, payload.length);
+});
