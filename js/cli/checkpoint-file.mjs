@@ -53,6 +53,9 @@ export async function resolveCheckpoint(ctx, arg) {
 /** The core's inspection report; a CoreError becomes a report with ok=false, never a crash. */
 export async function inspectBytes(bytes, { validate = true } = {}) {
   const core = await getCore();
+  if (bytes.byteLength === 0) {
+    return { ok: false, size: 0, records: [], error: { message: 'empty (0 bytes): not an Elastic Lite checkpoint', offset: null } };
+  }
   try {
     return core.inspect(bytes, { validate });
   } catch (err) {
@@ -87,12 +90,21 @@ export function firstProblem(report) {
   return p;
 }
 
-/** "LABEL: record 1 (x, y): MESSAGE at byte offset N" — one line, as verify prints it. */
+/**
+ * One line, as verify prints it: "LABEL: record 1 (x, y): MESSAGE (byte offset N)". The
+ * core's messages often name the record and offset already; they are not repeated.
+ */
 export function problemLine(label, p) {
-  const where = [];
-  if (p.record != null) where.push(`record ${p.record}${p.names?.length ? ` (${p.names.join(', ')})` : ''}`);
   let msg = String(p.message ?? 'damaged').replace(/\s+/g, ' ').trim().replace(/\.$/, '');
-  if (p.opcode) msg += ` (opcode ${p.opcode})`;
-  if (Number.isFinite(p.offset) && !new RegExp(`\\boffset ${p.offset}\\b`).test(msg)) msg += ` at byte offset ${p.offset}`;
-  return `${label}: ${where.length ? `${where.join(' ')}: ` : ''}${msg}`;
+  const names = p.names?.length ? p.names.join(', ') : null;
+  if (p.record != null) {
+    if (new RegExp(`\\brecord ${p.record}\\b`).test(msg)) {
+      if (names) msg = msg.replace(new RegExp(`\\brecord ${p.record}\\b`), `record ${p.record} (${names})`);
+    } else {
+      msg = `record ${p.record}${names ? ` (${names})` : ''}: ${msg}`;
+    }
+  }
+  if (p.opcode && !msg.includes(p.opcode)) msg += ` (opcode ${p.opcode})`;
+  if (Number.isFinite(p.offset) && !/\boffset\b/.test(msg)) msg += ` (byte offset ${p.offset})`;
+  return `${label}: ${msg}`;
 }

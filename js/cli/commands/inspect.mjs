@@ -40,10 +40,19 @@ export default {
       [{ title: '#', align: 'right' }, { title: 'NAMES' }, { title: 'SERIALIZER' }, { title: 'OFFSET', align: 'right' },
         { title: 'LENGTH', align: 'right' }, { title: 'CRC32C' }, { title: 'STATE' }],
       records.map((r) => [
-        String(r.index), r.names.join(', '), r.serializer, String(r.offset), String(r.length), r.crc32c ?? '-',
-        r.ok ? 'ok' : `BAD: ${String(r.error?.message ?? 'damaged').replace(/\s+/g, ' ')}`,
+        String(r.index), r.names?.length ? r.names.join(', ') : '?', r.serializer ?? '?', String(r.offset ?? '-'),
+        String(r.length ?? '-'), r.crc32c ?? '-', r.ok ? 'ok' : 'BAD',
       ]),
     ));
+    const bad = records.filter((r) => !r.ok);
+    if (bad.length) {
+      ctx.say('\nProblems:');
+      for (const r of bad) ctx.say(`  ${problemLine(src.label, { ...(r.error ?? {}), record: r.index, names: r.names })}`);
+      const own = new Set(bad.map((r) => r.error?.message));
+      if (report.error && !own.has(report.error.message)) ctx.say(`  ${problemLine(src.label, report.error)}`);
+    } else if (report.error) {
+      ctx.say(`\nProblem:\n  ${problemLine(src.label, report.error)}`);
+    }
     const withGlobals = records.filter((r) => r.globals?.length);
     if (withGlobals.length) {
       ctx.say('\nGlobals each record would import when restored:');
