@@ -60,6 +60,26 @@ def _check_name(name):
                          "200 printable characters")
 
 
+def _is_nullish(value):
+    """JS null arrives as pyodide.ffi.jsnull (not None) in recent Pyodide."""
+    if value is None:
+        return True
+    try:
+        from pyodide.ffi import jsnull
+    except ImportError:
+        return False
+    return value is jsnull
+
+
+def _plain(value):
+    """A JS value as plain Python data (null -> None), through JSON: metadata is JSON-like."""
+    if _is_nullish(value):
+        return None
+    import json
+    from js import JSON
+    return json.loads(JSON.stringify(value))
+
+
 class JsStore:
     """A JS store object (JsProxy) seen from Python: bytes in and out, dicts for metadata."""
 
@@ -86,9 +106,9 @@ class JsStore:
             res = await self.proxy.get(name)
         except Exception as exc:
             raise self._error(f"read {name!r}", exc) from None
-        if res is None:
+        if _is_nullish(res):
             return None
-        return {"bytes": res.bytes.to_bytes(), "meta": res.meta.to_py() if res.meta else {}}
+        return {"bytes": res.bytes.to_bytes(), "meta": _plain(res.meta) or {}}
 
     async def list(self, notebook=None):
         from js import Object
@@ -99,7 +119,7 @@ class JsStore:
             res = await self.proxy.list(opts)
         except Exception as exc:
             raise self._error("list checkpoints", exc) from None
-        return res.to_py() if res is not None else []
+        return _plain(res) or []
 
     async def delete(self, name):
         try:

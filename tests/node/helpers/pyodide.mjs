@@ -1,0 +1,41 @@
+// Test helpers: fresh Pyodide interpreters with Elastic Lite installed through the real glue
+// (js/pyodide-glue.mjs, wheels from build/wheels), and Python errors shown short.
+import { createPyodide } from '../../../js/pyodide-glue.mjs';
+
+/** A new interpreter; its printed output is collected in `.out` (not echoed). */
+export async function freshPyodide(options = {}) {
+  const out = [];
+  const pyodide = await createPyodide({
+    stdout: (line) => out.push(line),
+    stderr: (line) => out.push(line),
+    ...options,
+  });
+  pyodide.out = out;
+  return pyodide;
+}
+
+/** Runs Python; a Python exception becomes an Error whose message is the traceback tail. */
+export async function py(pyodide, code) {
+  try {
+    return await pyodide.runPythonAsync(code);
+  } catch (err) {
+    const lines = String(err.message ?? err).trim().split('\n');
+    const tail = lines.slice(-12).join('\n');
+    throw new Error(`Python failed:\n${tail}\n--- printed ---\n${pyodide.out.slice(-20).join('\n')}`);
+  }
+}
+
+/** Bytes of a Python `bytes` expression, as a Uint8Array owned by JS. */
+export async function pyBytes(pyodide, expr) {
+  const proxy = await py(pyodide, expr);
+  try {
+    return proxy.toJs();
+  } finally {
+    proxy.destroy();
+  }
+}
+
+/** Python JSON of an expression, parsed in JS. */
+export async function pyJson(pyodide, expr) {
+  return JSON.parse(await py(pyodide, `import json as _j; _j.dumps(${expr}, default=str)`));
+}
