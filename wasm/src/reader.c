@@ -258,6 +258,21 @@ static rec_status read_record(insp *x, size_t off, size_t limit, int64_t pos_ind
   return st;
 }
 
+/* Whether a record header with a valid CRC starts at off (used to resynchronize). */
+static int header_valid_at(const insp *x, size_t off, size_t end) {
+  if (off > end || end - off < EL_REC_FIXED + 4 || memcmp(x->p + off, EL_REC_MAGIC, 4)) return 0;
+  uint32_t hlen = el_ld32(x->p + off + 4);
+  return hlen >= EL_REC_FIXED + 4 && hlen <= end - off &&
+         el_crc32c(0, x->p + off, hlen - 4) == el_ld32(x->p + off + hlen - 4);
+}
+
+/* Next offset after from where a valid record header starts, or end. */
+static size_t resync(const insp *x, size_t from, size_t end) {
+  for (size_t at = find_record_magic(x, from, end); at < end; at = find_record_magic(x, at + 1, end))
+    if (header_valid_at(x, at, end)) return at;
+  return end;
+}
+
 /* Lists records by scanning [from, end). */
 static void scan_records(insp *x, size_t from, size_t end) {
   size_t pos = from;
@@ -265,7 +280,7 @@ static void scan_records(insp *x, size_t from, size_t end) {
   while (pos < end) {
     if (end - pos < 4 || memcmp(x->p + pos, EL_REC_MAGIC, 4)) {
       if (has_magic(x, pos, EL_IDX_MAGIC)) break; /* reached the index */
-      size_t at = find_record_magic(x, pos, end);
+      size_t at = resync(x, pos, end);
       file_error(x, pos, -1, NULL,
                  "%u bytes at offset %u are not a record (damaged or truncated data)",
                  (uint64_t)(at - pos), (uint64_t)pos);
@@ -275,8 +290,8 @@ static void scan_records(insp *x, size_t from, size_t end) {
     size_t next = pos;
     rec_status st = read_record(x, pos, end, i, 0, &next);
     i++;
-    if (st == REC_BAD_HEADER) /* length unknown: resynchronize on the next record magic */
-      pos = find_record_magic(x, pos + 4, end);
+    if (st == REC_BAD_HEADER) /* length unknown: resynchronize on the next good header */
+      pos = resync(x, pos + 4, end);
     else
       pos = next;
   }

@@ -174,6 +174,40 @@ static void specific_damage(void) {
   free(f);
 }
 
+/* No footer (torn write) and a damaged first record header: the scan resynchronizes on the
+ * next valid record header, skipping a fake "ELRC" inside a payload. */
+static void scan_resync(void) {
+  el_writer *w = el_writer_new("p", "3", 0);
+  const uint8_t fake[] = "\x80\x04\x95\x0b\x00\x00\x00\x00\x00\x00\x00C\x08ELRC\x30\x00\x00\x00\x94.";
+  const char *names[] = {"first", "second", "third"};
+  size_t off[3];
+  for (int i = 0; i < 3; i++) {
+    off[i] = el_writer_size(w);
+    CHECK(el_writer_begin_record(w, (const uint8_t *)names[i], strlen(names[i])) == 0);
+    CHECK(el_writer_append(w, fake, LEN(fake)) == 0);
+    CHECK(el_writer_end_record(w, EL_SER_PICKLE) == 0);
+  }
+  CHECK(el_writer_finish(w) == 0);
+  size_t n = el_writer_size(w) - 40; /* footer and part of the index gone */
+  uint8_t *f = malloc(n);
+  memcpy(f, el_writer_data(w), n);
+  el_writer_free(w);
+  f[off[0] + 5] ^= 0x40; /* record 0's header length */
+  int ok;
+  char *j = inspect(f, n, EL_INSPECT_VALIDATE, &ok);
+  CHECK(!ok);
+  CHECK_CONTAINS(j, "\"records\":[{\"index\":0,\"names\":[],\"serializer\":null");
+  CHECK_CONTAINS(j, "header length");
+  CHECK_CONTAINS(j, "\"names\":[\"second\"],\"serializer\":\"pickle\"");
+  CHECK_CONTAINS(j, "\"names\":[\"third\"],\"serializer\":\"pickle\"");
+  /* exactly three records listed: the fake magic inside payload 0 was not taken for one */
+  int count = 0;
+  for (const char *q = j; (q = strstr(q, "{\"index\":")); q++) count++;
+  CHECK(count == 3);
+  free(j);
+  free(f);
+}
+
 static void crc_check_value(void) {
   CHECK(el_crc32c(0, (const uint8_t *)"123456789", 9) == 0xe3069283u);
   CHECK(el_crc32c(el_crc32c(0, (const uint8_t *)"1234", 4), (const uint8_t *)"56789", 5) == 0xe3069283u);
@@ -185,5 +219,6 @@ int main(void) {
   every_bit_flip();
   truncation();
   specific_damage();
+  scan_resync();
   CHECK_DONE();
 }
