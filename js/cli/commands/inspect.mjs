@@ -61,6 +61,7 @@ export default {
         ctx.say(`  ${r.index} (${label}): ${r.globals.map((g) => g.join('.')).join(', ')}`);
       }
     }
+    if (problem) ctx.stderr.write(`elastic-lite: ${problemLine(src.label, problem)}\n`);
     return problem ? EXIT.FAILED : EXIT.OK;
   },
 };
