@@ -272,6 +272,7 @@ static uint64_t fnv(const uint8_t *s, size_t n, uint64_t h) {
 static int add_global(vs *v, size_t mstart, size_t nstart) {
   el_pickle_report *r = v->r;
   el_buf *a = &r->arena;
+  if (!a->data) el_buf_put(a, "", 0); /* allocates: empty names must not index a NULL arena */
   if (a->failed) {
     vnomem(v, "globals");
     return 0;

@@ -139,6 +139,8 @@ static void globals(void) {
   GOOD("\x80\x04U\x02osU\x06system\x93.", "[[\"os\",\"system\"]]"); /* py2 str operands */
   GOOD("\x80\x04Vos\nV\\u0073ystem\n\x93.", "[[\"os\",\"system\"]]"); /* raw-unicode-escape */
   GOOD("\x82\x07.", "[[\"copyreg._extension_registry\",\"7\"]]");
+  GOOD("V\nV\n\x93.", "[[\"\",\"\"]]"); /* empty names (found by the fuzzer: NULL arena) */
+  BAD("]q@V\np15\nV\n\x93V\n\x93:.", "STACK_GLOBAL at offset 14: module and name are not string literals");
   /* hostile names still give valid JSON: quotes, backslashes, control bytes, surrogates */
   GOOD("\x80\x04\x8c\x05q\"\\\x01x\x8c\x03\xed\xb2\x80\x93.",
        "[[\"q\\\"\\\\\\u0001x\",\"\\udc80\"]]");
