@@ -28,6 +28,7 @@ class MemoryStore:
 
     def __init__(self):
         self._entries = {}
+        self._seq = 0  # ties in createdMs (same millisecond): the later put is newer
 
     async def put(self, name, data, meta=None):
         _check_name(name)
@@ -35,16 +36,19 @@ class MemoryStore:
         meta["size"] = len(data)
         meta.setdefault("createdMs", int(time.time() * 1000))
         meta.setdefault("notebook", None)
-        self._entries[name] = (bytes(data), meta)
+        self._seq += 1
+        self._entries.pop(name, None)
+        self._entries[name] = (bytes(data), meta, self._seq)
 
     async def get(self, name):
         entry = self._entries.get(name)
         return None if entry is None else {"bytes": entry[0], "meta": dict(entry[1])}
 
     async def list(self, notebook=None):
-        out = [{"name": n, "meta": dict(m)} for n, (_, m) in self._entries.items()
+        out = [(-(m.get("createdMs") or 0), -seq, {"name": n, "meta": dict(m)})
+               for n, (_, m, seq) in self._entries.items()
                if notebook is None or m.get("notebook") == notebook]
-        return sorted(out, key=lambda e: (-(e["meta"].get("createdMs") or 0), e["name"]))
+        return [e for *_, e in sorted(out, key=lambda t: (t[0], t[1]))]
 
     async def delete(self, name):
         return self._entries.pop(name, None) is not None

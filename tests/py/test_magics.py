@@ -1,0 +1,61 @@
+"""%load_ext elastic_lite in a real IPython shell: %checkpoint, %checkpoints, %restore."""
+
+import pytest
+
+# IPython is in .venv as a dependency of the pinned jupyterlab (scripts/setup.sh).
+from IPython.core.interactiveshell import InteractiveShell
+
+import elastic_lite as el
+
+
+@pytest.fixture
+def shell():
+    el.set_store(el.MemoryStore())
+    sh = InteractiveShell.instance()
+    sh.run_cell("%load_ext elastic_lite", store_history=False)
+    yield sh
+    sh.reset()
+    el.set_store(None)
+
+
+def run(sh, code, capsys):
+    res = sh.run_cell(code, store_history=True)
+    res.raise_error()
+    return capsys.readouterr().out
+
+
+def test_checkpoint_list_restore(shell, capsys):
+    run(shell, "import threading\nscale = 3\ndef f(x):\n    return x * scale\n"
+               "data = {'k': [1, 2]}\nalias = data['k']\ng = (i for i in [])\n"
+               "lk = {'lock': threading.Lock()}", capsys)
+    out = run(shell, "%checkpoint first", capsys)
+    assert "checkpoint 'first' saved" in out
+    assert "variable" in out and "serializer" in out and "size" in out and "time" in out
+    assert "lk" in out and "dill" in out
+    assert "skipped:" in out and "generator" in out
+    # IPython's own names (In, Out, _i1, get_ipython...) are not user state.
+    assert " In " not in out and "get_ipython" not in out and "_i1" not in out
+
+    out = run(shell, "%checkpoints", capsys)
+    assert "first" in out and "variables" in out
+
+    shell.reset()
+    assert "scale" not in shell.user_ns
+    out = run(shell, "%restore first", capsys)
+    assert "restored" in out and "NOT restored" not in out
+    run(shell, "assert data['k'] is alias\nscale = 10\nassert f(2) == 20\n"
+               "assert lk['lock'].acquire()\nassert 'g' not in dir()", capsys)
+
+
+def test_restore_without_name_takes_newest_and_errors_are_clear(shell, capsys):
+    with pytest.raises(el.StoreError, match="no checkpoint to restore yet"):
+        shell.run_line_magic("restore", "")
+    run(shell, "a = 1", capsys)
+    run(shell, "%checkpoint one", capsys)
+    run(shell, "a = 2", capsys)
+    run(shell, "%checkpoint two", capsys)
+    run(shell, "a = 3", capsys)
+    run(shell, "%restore", capsys)
+    assert shell.user_ns["a"] == 2
+    with pytest.raises(el.StoreError, match="no checkpoint named 'nope'"):
+        shell.run_line_magic("restore", "nope")
