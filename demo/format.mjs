@@ -16,11 +16,13 @@ export function formatMs(ms) {
   return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
 }
 
+// Today: just the time; otherwise the date too. Short enough for a narrow table column.
 export function formatTime(ms) {
   if (!Number.isFinite(ms)) return '?';
-  return new Date(ms).toLocaleString(undefined, {
-    year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit',
-  });
+  const d = new Date(ms);
+  const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  if (d.toDateString() === new Date().toDateString()) return time;
+  return `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })} ${time}`;
 }
 
 // Creates an element with attributes and children; strings become text (never HTML), so

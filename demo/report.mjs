@@ -25,8 +25,8 @@ export function renderReport(root, report) {
     h('td', { class: `serializer-${v.serializer}` }, v.serializer ?? ''),
     // Variables that share objects are written as one record: its size is on the first row.
     h('td', { class: 'num' }, Number.isFinite(v.size) ? formatBytes(v.size)
-      : h('span', { class: 'same', title: 'Saved in the same record as the variable above' }, '〃')),
-    h('td', { class: 'num' }, Number.isFinite(v.ms) ? formatMs(v.ms) : ''))));
+      : h('span', { class: 'same', title: 'Saved in the same record as the variable above' }, '↑ same')),
+    h('td', { class: 'num' }, Number.isFinite(v.ms) ? formatMs(v.ms) : '—'))));
 
   const skipped = $('#report-skipped');
   skipped.replaceChildren();

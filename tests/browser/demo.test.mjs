@@ -1,0 +1,109 @@
+// The demo page in a real Chromium, with the network off: run the example cells, checkpoint,
+// RELOAD the page (a new worker, a new Pyodide: a new kernel), restore, and check in the page
+// that the values, the notebook-defined function, the class instance and the dill-saved object
+// all work and the generator is reported as skipped.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchChromium } from './helpers/chromium.mjs';
+import { startTestServer } from './helpers/server.mjs';
+import {
+  openDemo, waitForKernel, runAll, runCell, cellOutput, checkpoint, restore, waitForMessage,
+  listedCheckpoints, reportRows,
+} from './helpers/demo-page.mjs';
+
+let srv;
+let browser;
+
+before(async () => {
+  srv = await startTestServer();
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+test('run the example, checkpoint, reload the page, restore: everything works again', async () => {
+  const page = await browser.newPage();
+  await openDemo(page, srv.url);
+
+  // A fresh browser profile: nothing to offer yet.
+  assert.equal(await page.locator('#messages .message h2', { hasText: 'Restore your last session?' }).count(), 0);
+
+  await runAll(page);
+  assert.match(await cellOutput(page, 1), /1000 points; prices add up to 5\.15/);
+  assert.match(await cellOutput(page, 2), /ada pays 8\.22/);
+  assert.match(await cellOutput(page, 3), /^49$/m);
+  assert.match(await cellOutput(page, 5), /lock held: True/);
+
+  const saved = await checkpoint(page, 'walkthrough');
+  assert.match(saved.title, /Checkpoint “walkthrough” saved/, saved.text);
+
+  // The per-variable report names the serializer each variable needed.
+  const rows = await reportRows(page);
+  for (const name of ['prices', 'history', 'shared', 'alias', 'rate', 'with_tax', 'Basket', 'basket']) {
+    assert.ok(rows[name], `report lists ${name}: ${JSON.stringify(Object.keys(rows))}`);
+    assert.equal(rows[name].serializer, 'cloudpickle', `${name} via cloudpickle`);
+  }
+  assert.equal(rows.tools?.serializer, 'dill', 'the lambda + lock dict needed dill');
+  assert.equal(rows.countdown, undefined, 'a generator cannot be saved');
+  assert.match(await page.locator('#report-skipped').innerText(), /countdown.*generator/s);
+  // The time chart has a bar for each phase.
+  assert.match(await page.locator('#report-chart').getAttribute('aria-label'), /serialize .*validate .*store /);
+
+  const listed = await listedCheckpoints(page);
+  assert.deepEqual(listed.map((c) => c.name), ['walkthrough']);
+
+  // ---- reload: a new page, a new worker, a new Python ----
+  await page.reload();
+  await waitForKernel(page);
+  const offer = await waitForMessage(page, 'Restore your last session?');
+  assert.match(offer, /walkthrough/);
+
+  // Proof that the new kernel is empty: the check cell fails before the restore.
+  await runCell(page, 5);
+  assert.match(await cellOutput(page, 5), /NameError: name 'prices' is not defined/);
+  assert.match(await cellOutput(page, 5), /<cell \d+>/, 'the traceback points into the cell');
+
+  await page.getByRole('button', { name: 'Restore “walkthrough”' }).click();
+  await waitForMessage(page, 'Restored “walkthrough”');
+  assert.match(await page.locator('#report-skipped').innerText(), /countdown/);
+
+  const out = await runCell(page, 5);
+  assert.match(out, /^data: 3\.1 1000 True$/m); // values, and the alias is the same list
+  assert.match(out, /^function: 12\.0$/m);
+  assert.match(out, /^instance: 8\.22 True$/m);
+  assert.match(out, /^dill: 81 \| lock held: True$/m);
+  assert.match(out, /^generator restored\? False$/m);
+
+  // The restored function reads the LIVE namespace: change a global it uses, call it again.
+  const cellCount = await page.locator('#cells > li').count();
+  await page.getByRole('button', { name: 'Add cell' }).click();
+  await page.getByRole('textbox', { name: `Code of cell ${cellCount + 1}` })
+    .fill('rate = 2\nprint(with_tax(10), basket.add("pear", 5).total(), type(basket).__name__)');
+  const live = await runCell(page, cellCount + 1);
+  assert.match(live, /^20 21\.7 Basket$/m);
+
+  browser.assertOffline();
+});
+
+test('keyboard: Shift+Enter runs the focused cell; the panel is reachable by Tab', async () => {
+  const page = await browser.newPage();
+  await openDemo(page, srv.url);
+  const box = page.getByRole('textbox', { name: 'Code of cell 1', exact: true });
+  await box.fill('print(6 * 7)');
+  await box.press('Shift+Enter');
+  await page.waitForFunction(() => document.querySelector('#cells > li').dataset.state === 'done');
+  assert.match(await cellOutput(page, 1), /^42$/m);
+
+  // Every button on the page has an accessible name.
+  const unnamed = await page.$$eval('button', (bs) => bs.filter((b) => !(b.getAttribute('aria-label') || b.textContent.trim())).length);
+  assert.equal(unnamed, 0);
+
+  // Tabbing from the name field reaches "Checkpoint now" next.
+  await page.getByRole('textbox', { name: 'Name' }).focus();
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Checkpoint now');
+  await page.close();
+  browser.assertOffline();
+});
