@@ -84,11 +84,12 @@ def reference_globals(data):
         if g not in out:
             out.append(g)
 
-    for op, arg, _pos in pickletools.genops(data):
+    for op, arg, pos in pickletools.genops(data):
         name = op.name
         if name in ("GLOBAL", "INST"):
-            mod, nm = arg.split(" ", 1)
-            add([mod, nm])
+            # the unpickler's reading (two raw UTF-8 lines), not pickletools' ASCII/escapes one
+            mod, nm = data[pos + 1:].split(b"\n", 2)[:2]
+            add([mod.decode("utf-8"), nm.decode("utf-8")])
         if name == "STACK_GLOBAL":
             nm, mod = stack.pop(), stack.pop()
             add([mod, nm])
@@ -163,8 +164,10 @@ def main():
 
     # fuzz seeds: a spread of real streams, small ones first
     vdir = os.path.join(CORPUS, "validate")
-    shutil.rmtree(vdir, ignore_errors=True)
-    os.makedirs(vdir)
+    os.makedirs(vdir, exist_ok=True)
+    for old in os.listdir(vdir):  # keep regress-* seeds: inputs the fuzzer once failed on
+        if not old.startswith("regress-"):
+            os.remove(os.path.join(vdir, old))
     picked = sorted(streams.items(), key=lambda kv: len(kv[1]))
     for name, data in picked[:: max(1, len(picked) // 40)]:
         if len(data) <= 8192:
