@@ -72,10 +72,13 @@ typedef struct {
   const char *opcode; /* its pickletools name, or NULL (unknown opcode / no opcode) */
   int protocol;       /* highest PROTO seen, 0 if none */
   int nomem;          /* ran out of memory (message says so) */
-  /* globals, deduplicated, in first-seen order: global i is the UTF-8 module name
-   * arena.data[goff[2i] .. goff[2i]+glen[2i]) and the name at goff[2i+1], glen[2i+1] */
+  /* Strings are interned: each distinct string once in arena, string i at
+   * arena.data[soff[i]] with length slen[i]. Global i (deduplicated, first-seen order) is the
+   * pair of string ids gpair[2i] (module), gpair[2i+1] (name). */
   el_buf arena;
-  size_t *goff, *glen;
+  size_t *soff, *slen;
+  size_t nstrings, scap;
+  size_t *gpair;
   size_t nglobals, gcap;
 } el_pickle_report;
 

@@ -11,7 +11,9 @@
  * a few machine words per input byte. Memo indices are kept in a dense array only while they
  * stay dense; sparse indices (LONG_BINPUT 4000000000) go to a small hash map, so a huge
  * index never allocates a huge array. Lengths are compared with what is left in the buffer
- * before anything is read; a BINBYTES8 of 2^63 is a plain error. */
+ * before anything is read; a BINBYTES8 of 2^63 is a plain error. Global names are interned
+ * (each literal decoded once, each distinct string stored once), so time stays linear even
+ * when a stream names one huge literal many times through the memo. */
 #include <stdlib.h>
 
 #include "internal.h"
@@ -23,6 +25,13 @@
 #define HIGHEST_PROTOCOL 5
 #define NO_OPCODE 256u
 
+/* Open-addressing hash map from uint64 keys (never UINT64_MAX) to size_t values. */
+typedef struct {
+  uint64_t *keys;
+  size_t *vals;
+  size_t cap, count;
+} u64map;
+
 typedef struct {
   const uint8_t *p;
   size_t n;
@@ -33,11 +42,11 @@ typedef struct {
   size_t nmarks, mcap;
   size_t *memo; /* dense part: memo[i] for i < memo_cap */
   size_t memo_cap, memo_count;
-  uint64_t *hkeys; /* sparse part */
-  size_t *hvals;
-  size_t hcap, hcount;
-  size_t *gtab; /* hash set over globals: index + 1, 0 = empty */
-  size_t gtab_cap;
+  u64map sparse;  /* memo entries whose index is far beyond the dense part */
+  u64map literal; /* offset of a string literal's opcode -> interned string id */
+  u64map pairs;   /* (module id << 32 | name id) of every global seen */
+  size_t *stab;   /* hash set over interned strings: id + 1, 0 = empty */
+  size_t stab_cap;
   size_t op_off;
   unsigned op;
 } vs;
@@ -86,9 +95,10 @@ static size_t hslot(uint64_t key, size_t cap) {
   return (size_t)(h >> 17) & (cap - 1);
 }
 
-static int hash_put(vs *v, uint64_t key, size_t val, int *added) {
-  if (2 * (v->hcount + 1) > v->hcap) {
-    size_t cap = v->hcap ? v->hcap * 2 : 64;
+/* Sets m[key] = val; *added tells whether key is new. 0 if out of memory. */
+static int map_put(u64map *m, uint64_t key, size_t val, int *added) {
+  if (2 * (m->count + 1) > m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 64;
     uint64_t *k = malloc(cap * sizeof *k);
     size_t *x = malloc(cap * sizeof *x);
     if (!k || !x) {
@@ -97,26 +107,42 @@ static int hash_put(vs *v, uint64_t key, size_t val, int *added) {
       return 0;
     }
     memset(k, 0xFF, cap * sizeof *k);
-    for (size_t i = 0; i < v->hcap; i++) {
-      if (v->hkeys[i] == HASH_EMPTY) continue;
-      size_t s = hslot(v->hkeys[i], cap);
+    for (size_t i = 0; i < m->cap; i++) {
+      if (m->keys[i] == HASH_EMPTY) continue;
+      size_t s = hslot(m->keys[i], cap);
       while (k[s] != HASH_EMPTY) s = (s + 1) & (cap - 1);
-      k[s] = v->hkeys[i];
-      x[s] = v->hvals[i];
+      k[s] = m->keys[i];
+      x[s] = m->vals[i];
     }
-    free(v->hkeys);
-    free(v->hvals);
-    v->hkeys = k;
-    v->hvals = x;
-    v->hcap = cap;
+    free(m->keys);
+    free(m->vals);
+    m->keys = k;
+    m->vals = x;
+    m->cap = cap;
   }
-  size_t s = hslot(key, v->hcap);
-  while (v->hkeys[s] != HASH_EMPTY && v->hkeys[s] != key) s = (s + 1) & (v->hcap - 1);
-  *added = v->hkeys[s] == HASH_EMPTY;
-  if (*added) v->hcount++;
-  v->hkeys[s] = key;
-  v->hvals[s] = val;
+  size_t s = hslot(key, m->cap);
+  while (m->keys[s] != HASH_EMPTY && m->keys[s] != key) s = (s + 1) & (m->cap - 1);
+  *added = m->keys[s] == HASH_EMPTY;
+  if (*added) m->count++;
+  m->keys[s] = key;
+  m->vals[s] = val;
   return 1;
+}
+
+/* m[key], or MEMO_EMPTY. */
+static size_t map_get(const u64map *m, uint64_t key) {
+  if (!m->cap) return MEMO_EMPTY;
+  size_t s = hslot(key, m->cap);
+  while (m->keys[s] != HASH_EMPTY) {
+    if (m->keys[s] == key) return m->vals[s];
+    s = (s + 1) & (m->cap - 1);
+  }
+  return MEMO_EMPTY;
+}
+
+static void map_free(u64map *m) {
+  free(m->keys);
+  free(m->vals);
 }
 
 /* Stores val at memo[key]; 0 after reporting an error. */
@@ -134,7 +160,7 @@ static int memo_put(vs *v, uint64_t key, size_t val) {
     memset(v->memo + old, 0xFF, (v->memo_cap - old) * sizeof *v->memo);
     added = 1;
     v->memo[key] = val;
-  } else if (!hash_put(v, key, val, &added)) {
+  } else if (!map_put(&v->sparse, key, val, &added)) {
     vnomem(v, "memo");
     return 0;
   }
@@ -145,13 +171,7 @@ static int memo_put(vs *v, uint64_t key, size_t val) {
 /* Value at memo[key], or MEMO_EMPTY. */
 static size_t memo_get(const vs *v, uint64_t key) {
   if (key < v->memo_cap) return v->memo[key];
-  if (!v->hcap) return MEMO_EMPTY;
-  size_t s = hslot(key, v->hcap);
-  while (v->hkeys[s] != HASH_EMPTY) {
-    if (v->hkeys[s] == key) return v->hvals[s];
-    s = (s + 1) & (v->hcap - 1);
-  }
-  return MEMO_EMPTY;
+  return map_get(&v->sparse, key);
 }
 
 /* ---- argument checks ------------------------------------------------------------------- */
@@ -267,64 +287,87 @@ static uint64_t fnv(const uint8_t *s, size_t n, uint64_t h) {
   return h;
 }
 
-/* Records the global whose module is arena[mstart, nstart) and name arena[nstart, len),
- * dropping it again if it was seen before. 0 after reporting out of memory. */
-static int add_global(vs *v, size_t mstart, size_t nstart) {
+/* Interns the string just appended to the arena at [start, len): returns its id (an
+ * earlier id when the same content was seen before; the copy is dropped), or SIZE_MAX after
+ * reporting out of memory. Interning makes every later comparison O(1), so a stream that
+ * names one long string many times costs time linear in its size. */
+static size_t intern_tail(vs *v, size_t start) {
   el_pickle_report *r = v->r;
   el_buf *a = &r->arena;
   if (!a->data) el_buf_put(a, "", 0); /* allocates: empty names must not index a NULL arena */
   if (a->failed) {
     vnomem(v, "globals");
-    return 0;
+    return SIZE_MAX;
   }
-  size_t mlen = nstart - mstart, nlen = a->len - nstart;
-  const uint8_t *m = (const uint8_t *)a->data + mstart, *nm = (const uint8_t *)a->data + nstart;
-  uint64_t h = fnv(nm, nlen, fnv(m, mlen, 0xCBF29CE484222325ull) ^ 0xFF);
-  if (2 * (r->nglobals + 1) > v->gtab_cap) { /* rehash into a table twice as big */
-    size_t cap = v->gtab_cap ? v->gtab_cap * 2 : 64;
+  const uint8_t *str = (const uint8_t *)a->data + start;
+  size_t len = a->len - start;
+  uint64_t h = fnv(str, len, 0xCBF29CE484222325ull);
+  if (2 * (r->nstrings + 1) > v->stab_cap) { /* rehash into a table twice as big */
+    size_t cap = v->stab_cap ? v->stab_cap * 2 : 64;
     size_t *t = calloc(cap, sizeof *t);
     if (!t) {
       vnomem(v, "globals");
-      return 0;
+      return SIZE_MAX;
     }
-    for (size_t i = 0; i < r->nglobals; i++) {
-      const uint8_t *gm = (const uint8_t *)a->data + r->goff[2 * i];
-      const uint8_t *gn = (const uint8_t *)a->data + r->goff[2 * i + 1];
-      uint64_t gh = fnv(gn, r->glen[2 * i + 1], fnv(gm, r->glen[2 * i], 0xCBF29CE484222325ull) ^ 0xFF);
-      size_t s = (size_t)gh & (cap - 1);
+    for (size_t i = 0; i < r->nstrings; i++) {
+      size_t s = (size_t)fnv((const uint8_t *)a->data + r->soff[i], r->slen[i], 0xCBF29CE484222325ull) & (cap - 1);
       while (t[s]) s = (s + 1) & (cap - 1);
       t[s] = i + 1;
     }
-    free(v->gtab);
-    v->gtab = t;
-    v->gtab_cap = cap;
+    free(v->stab);
+    v->stab = t;
+    v->stab_cap = cap;
   }
-  size_t s = (size_t)h & (v->gtab_cap - 1);
-  while (v->gtab[s]) {
-    size_t i = v->gtab[s] - 1;
-    if (r->glen[2 * i] == mlen && r->glen[2 * i + 1] == nlen &&
-        !memcmp(a->data + r->goff[2 * i], m, mlen) &&
-        !memcmp(a->data + r->goff[2 * i + 1], nm, nlen)) {
-      a->len = mstart; /* seen before */
-      return 1;
+  size_t s = (size_t)h & (v->stab_cap - 1);
+  while (v->stab[s]) {
+    size_t i = v->stab[s] - 1;
+    if (r->slen[i] == len && !memcmp(a->data + r->soff[i], str, len)) {
+      a->len = start; /* seen before */
+      return i;
     }
-    s = (s + 1) & (v->gtab_cap - 1);
+    s = (s + 1) & (v->stab_cap - 1);
   }
+  if (r->nstrings == r->scap) {
+    size_t c1 = r->scap, c2 = r->scap;
+    if (!grow((void **)&r->soff, &c1, r->nstrings + 1, sizeof(size_t)) ||
+        !grow((void **)&r->slen, &c2, r->nstrings + 1, sizeof(size_t))) {
+      vnomem(v, "globals");
+      return SIZE_MAX;
+    }
+    r->scap = c1 < c2 ? c1 : c2;
+  }
+  size_t id = r->nstrings++;
+  r->soff[id] = start;
+  r->slen[id] = len;
+  v->stab[s] = id + 1;
+  return id;
+}
+
+/* Records the global (module id, name id) unless seen before. 0 after reporting an error. */
+static int add_global(vs *v, size_t mid, size_t nid) {
+  el_pickle_report *r = v->r;
+  if (mid == SIZE_MAX || nid == SIZE_MAX) return 0;
+  if ((uint64_t)mid > 0xFFFFFFFFu || (uint64_t)nid > 0xFFFFFFFFu) {
+    verr(v, "too many distinct names (more than 2^32)");
+    return 0;
+  }
+  int added;
+  if (!map_put(&v->pairs, ((uint64_t)mid << 32) | nid, 0, &added)) {
+    vnomem(v, "globals");
+    return 0;
+  }
+  if (!added) return 1;
   if (r->nglobals == r->gcap) {
-    size_t c1 = r->gcap, c2 = r->gcap;
-    if (!grow((void **)&r->goff, &c1, 2 * (r->nglobals + 1), sizeof(size_t)) ||
-        !grow((void **)&r->glen, &c2, 2 * (r->nglobals + 1), sizeof(size_t))) {
+    size_t c = 2 * r->gcap;
+    if (!grow((void **)&r->gpair, &c, 2 * (r->nglobals + 1), sizeof(size_t))) {
       vnomem(v, "globals");
       return 0;
     }
-    r->gcap = (c1 < c2 ? c1 : c2) / 2;
+    r->gcap = c / 2;
   }
-  size_t i = r->nglobals++;
-  r->goff[2 * i] = mstart;
-  r->glen[2 * i] = mlen;
-  r->goff[2 * i + 1] = nstart;
-  r->glen[2 * i + 1] = nlen;
-  v->gtab[s] = i + 1;
+  r->gpair[2 * r->nglobals] = mid;
+  r->gpair[2 * r->nglobals + 1] = nid;
+  r->nglobals++;
   return 1;
 }
 
@@ -351,14 +394,30 @@ static void decode_literal(vs *v, size_t off) {
   }
 }
 
+/* Interned id of the string literal whose opcode is at off (decoded once per literal). */
+static size_t literal_id(vs *v, size_t off) {
+  size_t id = map_get(&v->literal, off);
+  if (id != MEMO_EMPTY) return id;
+  size_t start = v->r->arena.len;
+  decode_literal(v, off);
+  id = intern_tail(v, start);
+  int added;
+  if (id != SIZE_MAX && !map_put(&v->literal, off, id, &added)) {
+    vnomem(v, "globals");
+    return SIZE_MAX;
+  }
+  return id;
+}
+
 /* ---- the walk ---------------------------------------------------------------------------- */
 
 void el_pickle_report_free(el_pickle_report *r) {
   el_buf_free(&r->arena);
-  free(r->goff);
-  free(r->glen);
-  r->goff = r->glen = NULL;
-  r->nglobals = r->gcap = 0;
+  free(r->soff);
+  free(r->slen);
+  free(r->gpair);
+  r->soff = r->slen = r->gpair = NULL;
+  r->nstrings = r->scap = r->nglobals = r->gcap = 0;
 }
 
 void el_pickle_validate(const uint8_t *p, size_t n, el_pickle_report *r) {
@@ -634,9 +693,10 @@ void el_pickle_validate(const uint8_t *p, size_t n, el_pickle_report *r) {
           FAIL("module or name is not valid UTF-8");
         size_t m0 = r->arena.len;
         el_buf_put(&r->arena, p + ma, ml);
+        size_t mid = intern_tail(v, m0);
         size_t n0 = r->arena.len;
         el_buf_put(&r->arena, p + na, nl);
-        if (!add_global(v, m0, n0)) goto done;
+        if (!add_global(v, mid, intern_tail(v, n0))) goto done;
         if (op == OP_INST) POP_MARK(cnt);
         PUSH(V_OBJ);
         break;
@@ -647,11 +707,8 @@ void el_pickle_validate(const uint8_t *p, size_t n, el_pickle_report *r) {
         if (mv == V_OBJ || nv == V_OBJ)
           FAIL("module and name are not string literals (they would be computed while "
                "loading), so what this imports cannot be known before running it");
-        size_t m0 = r->arena.len;
-        decode_literal(v, mv - 1);
-        size_t n0 = r->arena.len;
-        decode_literal(v, nv - 1);
-        if (!add_global(v, m0, n0)) goto done;
+        size_t mid = literal_id(v, mv - 1);
+        if (!add_global(v, mid, literal_id(v, nv - 1))) goto done;
         sp -= 1;
         v->stack[sp - 1] = V_OBJ;
         break;
@@ -665,9 +722,10 @@ void el_pickle_validate(const uint8_t *p, size_t n, el_pickle_report *r) {
         /* the extension registry maps the code to a global: show it as such */
         size_t m0 = r->arena.len;
         el_buf_puts(&r->arena, "copyreg._extension_registry");
+        size_t mid = intern_tail(v, m0);
         size_t n0 = r->arena.len;
         el_buf_u64(&r->arena, (uint64_t)code);
-        if (!add_global(v, m0, n0)) goto done;
+        if (!add_global(v, mid, intern_tail(v, n0))) goto done;
         PUSH(V_OBJ);
         break;
       }
@@ -746,9 +804,10 @@ done:
   free(v->stack);
   free(v->marks);
   free(v->memo);
-  free(v->hkeys);
-  free(v->hvals);
-  free(v->gtab);
+  map_free(&v->sparse);
+  map_free(&v->literal);
+  map_free(&v->pairs);
+  free(v->stab);
 #undef FAIL
 #undef NEED
 #undef NEEDLEN
@@ -763,9 +822,10 @@ void el_pickle_globals_json(el_buf *b, const el_pickle_report *r) {
   for (size_t i = 0; i < r->nglobals; i++) {
     if (i) el_buf_put(b, ",", 1);
     el_buf_put(b, "[", 1);
-    el_buf_json_str(b, (const uint8_t *)r->arena.data + r->goff[2 * i], r->glen[2 * i]);
+    size_t m = r->gpair[2 * i], nm = r->gpair[2 * i + 1];
+    el_buf_json_str(b, (const uint8_t *)r->arena.data + r->soff[m], r->slen[m]);
     el_buf_put(b, ",", 1);
-    el_buf_json_str(b, (const uint8_t *)r->arena.data + r->goff[2 * i + 1], r->glen[2 * i + 1]);
+    el_buf_json_str(b, (const uint8_t *)r->arena.data + r->soff[nm], r->slen[nm]);
     el_buf_put(b, "]", 1);
   }
   el_buf_put(b, "]", 1);

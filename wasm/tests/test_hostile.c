@@ -129,6 +129,30 @@ static void memo_bounds(void) {
   GOOD("(N1N.", "\"globals\":[]");            /* POP_MARK */
 }
 
+/* One long literal named by STACK_GLOBAL 200,000 times through the memo: interning makes
+ * this linear (decoding the megabyte each time would take minutes), listed once. */
+static void repeated_long_global(void) {
+  size_t lit = 1 << 20, reps = 200000, n = 2 + 9 + lit + 1 + 1 + reps * 6 + 2;
+  unsigned char *b = malloc(n), *q = b;
+  *q++ = 0x80, *q++ = 4, *q++ = 0x8d; /* PROTO 4, BINUNICODE8 */
+  for (int i = 0; i < 8; i++) *q++ = (unsigned char)((uint64_t)lit >> (8 * i));
+  memset(q, 'm', lit), q += lit;
+  *q++ = 0x94;                         /* MEMOIZE */
+  *q++ = '0';                          /* POP */
+  for (size_t i = 0; i < reps; i++) {  /* BINGET 0, BINGET 0, STACK_GLOBAL, POP */
+    memcpy(q, "h\x00h\x00\x93" "0", 6);
+    q += 6;
+  }
+  *q++ = 'N', *q++ = '.';
+  int ok = 0;
+  char *j = validate(b, (size_t)(q - b), &ok);
+  CHECK((size_t)(q - b) == n);
+  CHECK(ok);
+  CHECK(strlen(j) < 2 * lit + 200); /* the pair is listed once */
+  free(j);
+  free(b);
+}
+
 static void globals(void) {
   GOOD("cos\nsystem\n(S'ls'\ntR.", "\"globals\":[[\"os\",\"system\"]]");
   GOOD("(S'x'\nios\nsystem\n.", "\"globals\":[[\"os\",\"system\"]]");
@@ -152,6 +176,7 @@ int main(void) {
   structure();
   deep_nesting();
   memo_bounds();
+  repeated_long_global();
   globals();
   CHECK_DONE();
 }
