@@ -58,26 +58,33 @@ export async function runAll(page) {
 
 // Waits for a message box whose title matches, and returns its text.
 export async function waitForMessage(page, titlePattern) {
-  const box = page.locator('#messages .message').filter({ has: page.locator('h2', { hasText: titlePattern }) });
+  const box = page.locator('#messages .message:not([data-seen])').filter({ has: page.locator('h2', { hasText: titlePattern }) });
   await box.first().waitFor({ state: 'visible', timeout: LONG });
   return box.first().innerText();
 }
 
 export async function checkpoint(page, name) {
+  await markSeen(page);
   await page.getByRole('textbox', { name: 'Name' }).fill(name);
   await page.getByRole('button', { name: 'Checkpoint now' }).click();
   return waitForOutcome(page, [`Checkpoint “${name}” saved`, 'Not enough browser storage', 'Something went wrong', 'Python failed']);
 }
 
 export async function restore(page, name) {
+  await markSeen(page);
   await page.getByRole('button', { name: `Restore checkpoint ${name}`, exact: true }).click();
   return waitForOutcome(page, [`Restored “${name}”`, 'Damaged checkpoint', 'is not stored any more', 'Something went wrong', 'Python failed']);
 }
 
-// Waits for the first of several possible message titles; returns { title, text }.
+// Marks the messages on screen as old, so the next wait only sees what the action shows.
+export async function markSeen(page) {
+  await page.$$eval('#messages .message', (boxes) => boxes.forEach((b) => { b.dataset.seen = '1'; }));
+}
+
+// Waits for the first new message with one of several titles; returns { title, text }.
 async function waitForOutcome(page, titles) {
   const handle = await page.waitForFunction((wanted) => {
-    for (const box of document.querySelectorAll('#messages .message')) {
+    for (const box of document.querySelectorAll('#messages .message:not([data-seen])')) {
       const t = box.querySelector('h2')?.textContent ?? '';
       if (wanted.some((w) => t.includes(w))) return { title: t, text: box.innerText };
     }

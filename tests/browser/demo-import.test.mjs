@@ -1,0 +1,140 @@
+// Untrusted bytes in the demo: an exported checkpoint with one flipped byte, a file that is
+// not a checkpoint at all, and a checkpoint damaged inside IndexedDB. Each gets a clear message
+// in the page naming the affected variables; nothing bad is stored and the stored checkpoints
+// are untouched (they still restore).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { launchChromium } from './helpers/chromium.mjs';
+import { startTestServer } from './helpers/server.mjs';
+import { loadCore } from '../../js/core.mjs';
+import {
+  openDemo, runCell, checkpoint, restore, waitForMessage, listedCheckpoints, setCellCode, markSeen,
+} from './helpers/demo-page.mjs';
+
+let srv;
+let browser;
+let page;
+let core;
+
+const STATE = `values = {"a": 1, "b": [2, 3]}
+def double(x):
+    return 2 * x
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+p = Point(3, 4)
+print("built")`;
+const CHECK = 'print(values["b"], double(21), p.x + p.y, isinstance(p, Point))';
+
+before(async () => {
+  core = await loadCore();
+  srv = await startTestServer();
+  browser = await launchChromium();
+  page = await browser.newPage();
+  await openDemo(page, srv.url);
+  await setCellCode(page, 1, STATE);
+  assert.match(await runCell(page, 1), /built/);
+  await setCellCode(page, 2, CHECK);
+  const saved = await checkpoint(page, 'good');
+  assert.match(saved.title, /saved/, saved.text);
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+async function exportCheckpoint(name) {
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: `Export checkpoint ${name}`, exact: true }).click(),
+  ]);
+  assert.equal(download.suggestedFilename(), `${name}.elc`);
+  return fs.readFileSync(await download.path());
+}
+
+async function importBytes(fileName, bytes) {
+  await markSeen(page);
+  await page.locator('#import-file').setInputFiles({ name: fileName, mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
+}
+
+test('export → flip one byte of a record → import: a clear error naming the variable, nothing stored', async () => {
+  const bytes = await exportCheckpoint('good');
+  const report = core.inspect(new Uint8Array(bytes), { validate: true });
+  assert.equal(report.ok, true, 'the exported file is a whole checkpoint');
+
+  const target = report.records.find((r) => r.names.includes('double'));
+  assert.ok(target, JSON.stringify(report.records.map((r) => r.names)));
+  const bad = Buffer.from(bytes);
+  bad[target.payload_offset + Math.floor(target.length / 2)] ^= 0x40;
+
+  const before = await listedCheckpoints(page);
+  await importBytes('tampered.elc', bad);
+  const text = await waitForMessage(page, 'Damaged checkpoint file');
+  assert.match(text, /tampered\.elc/);
+  assert.match(text, /Affected variables: .*double/);
+  assert.match(text, /Nothing was stored/);
+  assert.deepEqual(await listedCheckpoints(page), before, 'the stored checkpoints are untouched');
+
+  // The intact export imports fine (under a new name: import never overwrites).
+  await importBytes('good.elc', bytes);
+  await waitForMessage(page, 'Imported “good (2)”');
+  assert.deepEqual((await listedCheckpoints(page)).map((c) => c.name).sort(), ['good', 'good (2)']);
+  browser.assertOffline();
+});
+
+test('import of a file that is not a checkpoint is refused in plain words', async () => {
+  const before = await listedCheckpoints(page);
+  for (const [name, data] of [
+    ['notes.txt', new TextEncoder().encode('just some text, not a checkpoint\n')],
+    ['empty.elc', new Uint8Array(0)],
+  ]) {
+    await importBytes(name, data);
+    const text = await waitForMessage(page, 'This file is not an Elastic Lite checkpoint');
+    assert.match(text, new RegExp(name.replace('.', '\\.')));
+    assert.match(text, /Nothing was stored/);
+    await page.locator('#messages .message', { hasText: 'not an Elastic Lite checkpoint' }).getByRole('button', { name: /Dismiss/ }).click();
+  }
+  assert.deepEqual(await listedCheckpoints(page), before);
+  browser.assertOffline();
+});
+
+test('a checkpoint damaged inside IndexedDB: restore names the lost variables, restores the rest', async () => {
+  // Flip one byte of the record holding `values`, directly in the browser's IndexedDB.
+  const bytes = await exportCheckpoint('good');
+  const report = core.inspect(new Uint8Array(bytes), { validate: true });
+  const target = report.records.find((r) => r.names.includes('values'));
+  const offset = target.payload_offset + 1;
+  await page.evaluate(async ({ offset }) => {
+    const db = await new Promise((res, rej) => {
+      const r = indexedDB.open('elastic-lite-demo');
+      r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error);
+    });
+    const tx = db.transaction('chunks', 'readwrite');
+    const store = tx.objectStore('chunks');
+    const chunk = await new Promise((res) => { const g = store.get(['good', 0]); g.onsuccess = () => res(g.result); });
+    chunk.data[offset] ^= 0x01;
+    store.put(chunk);
+    await new Promise((res) => { tx.oncomplete = res; });
+    db.close();
+  }, { offset });
+
+  // Fresh Python first (reload), so restored values cannot be left-overs.
+  await openDemo(page, srv.url);
+  const outcome = await restore(page, 'good');
+  assert.match(outcome.title, /Damaged checkpoint/, outcome.text);
+  assert.match(outcome.text, /could not be restored: values/);
+  assert.match(outcome.text, /Restored anyway.*double/);
+  const out = await runCell(page, 2);
+  assert.match(out, /NameError: name 'values' is not defined/);
+  await setCellCode(page, 2, 'print(double(21), p.x + p.y, isinstance(p, Point))');
+  assert.match(await runCell(page, 2), /^42 7 True$/m);
+
+  // The untouched import of the same checkpoint restores whole.
+  await openDemo(page, srv.url);
+  await setCellCode(page, 2, CHECK);
+  const ok = await restore(page, 'good (2)');
+  assert.match(ok.title, /Restored/, ok.text);
+  assert.match(await runCell(page, 2), /^\[2, 3\] 42 7 True$/m);
+  browser.assertOffline();
+});

@@ -1,0 +1,66 @@
+// Storage full: Chromium's real quota for the test origin is set low (DevTools protocol,
+// Storage.overrideQuotaForOrigin), then a 16 MiB checkpoint is attempted over an existing one
+// of the same name. The page must say so in plain words, show progress while writing, and the
+// previous checkpoint must still be listed and restore into a new kernel.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchChromium } from './helpers/chromium.mjs';
+import { startTestServer } from './helpers/server.mjs';
+import {
+  openDemo, runCell, checkpoint, restore, listedCheckpoints, setCellCode,
+} from './helpers/demo-page.mjs';
+
+let srv;
+let browser;
+
+before(async () => {
+  srv = await startTestServer();
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+test('quota exceeded: a clear message, progress was shown, the previous checkpoint still restores', async () => {
+  const page = await browser.newPage();
+  // The origin may hold 4 MiB in total. Chromium applies an override only to an origin whose
+  // storage has not been opened yet, so it is set before the page first loads.
+  const cdp = await browser.context.newCDPSession(page);
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(srv.url).origin, quotaSize: 4 * 1024 * 1024 });
+  await openDemo(page, srv.url);
+  await setCellCode(page, 1, 'marker = "first"\nprint("ok")');
+  assert.match(await runCell(page, 1), /ok/);
+  const first = await checkpoint(page, 'q');
+  assert.match(first.title, /saved/, first.text);
+  const before = await listedCheckpoints(page);
+
+  // Random bytes: IndexedDB compresses values, so only incompressible data really fills it.
+  await setCellCode(page, 1, 'import os\nmarker = "second"\nblob = os.urandom(16 * 2**20)\nprint(len(blob))');
+  assert.match(await runCell(page, 1), /16777216/);
+
+  // Record every progress text the panel shows while the checkpoint runs.
+  await page.evaluate(() => {
+    window.__progressSeen = [];
+    const label = document.querySelector('#progress-label');
+    new MutationObserver(() => window.__progressSeen.push(label.textContent))
+      .observe(label, { childList: true, characterData: true, subtree: true });
+  });
+  const failed = await checkpoint(page, 'q');
+  assert.match(failed.title, /Not enough browser storage/, failed.text);
+  assert.match(failed.text, /earlier checkpoints are still stored/);
+  assert.match(failed.text, /delete old checkpoints/i);
+  const seen = await page.evaluate(() => window.__progressSeen);
+  assert.ok(seen.some((t) => /Writing 16\.\d MiB to browser storage/.test(t)), JSON.stringify(seen));
+
+  assert.deepEqual(await listedCheckpoints(page), before, 'the old "q" is still listed, same size');
+
+  // A new kernel restores the previous checkpoint whole.
+  await openDemo(page, srv.url);
+  await setCellCode(page, 1, 'print(marker, "blob" in globals())');
+  const restored = await restore(page, 'q');
+  assert.match(restored.title, /Restored “q”/, restored.text);
+  assert.match(await runCell(page, 1), /^first False$/m);
+
+  browser.assertOffline();
+});
