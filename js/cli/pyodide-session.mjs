@@ -7,7 +7,13 @@ import { CliError, EXIT } from './errors.mjs';
 
 const here = (f) => new URL(f, import.meta.url);
 
-export async function startSession({ echo = true } = {}) {
+/**
+ * @param {object} [options]
+ * @param {boolean} [options.echo] print Python's stdout as it comes (off under --json)
+ * @param {object} [options.store] made elastic_lite's default store, so code that calls
+ *   `await elastic_lite.checkpoint()` / `restore()` itself uses the CLI's --store too
+ */
+export async function startSession({ echo = true, store } = {}) {
   let glue;
   try {
     glue = await import('../pyodide-glue.mjs');
@@ -16,7 +22,7 @@ export async function startSession({ echo = true } = {}) {
   }
   let pyodide;
   try {
-    pyodide = await glue.createPyodide();
+    pyodide = await glue.createPyodide({ store });
   } catch (err) {
     throw new CliError(`cannot start Python (Pyodide with elastic_lite): ${err.message}; run: npm run build`, EXIT.ENV);
   }
@@ -59,9 +65,9 @@ class Session {
     return { ok, value: value ?? null, traceback: traceback ?? null, output: this._captured.join('') };
   }
 
-  /** Snapshot of __main__: { bytes: Uint8Array, report }. */
-  snapshot() {
-    const proxy = this._call('take_snapshot');
+  /** Snapshot of __main__: { bytes: Uint8Array, report }. onProgress(done, total) per group. */
+  snapshot(onProgress) {
+    const proxy = onProgress ? this._call('take_snapshot', onProgress) : this._call('take_snapshot');
     const [bytes, json] = proxy.toJs();
     proxy.destroy();
     return { bytes, report: JSON.parse(json) };

@@ -14,10 +14,12 @@ def _plain(value):
     return json.loads(json.dumps(value, default=str))
 
 
-def take_snapshot():
-    """Returns [Uint8Array of the container, JSON report]."""
+def take_snapshot(on_progress=None):
+    """Returns [Uint8Array of the container, JSON report]. on_progress(done, total): a JS
+    function called before each group (only numbers cross, so no proxies leak)."""
     t0 = time.perf_counter()
-    snap = elastic_lite.snapshot()
+    progress = None if on_progress is None else (lambda done, total, names: on_progress(done, total))
+    snap = elastic_lite.snapshot(progress=progress)
     serialize_ms = (time.perf_counter() - t0) * 1000.0
     groups = [{
         "names": list(g.names),
@@ -28,8 +30,9 @@ def take_snapshot():
         "fallback": getattr(g, "fallback", None),
         "note": getattr(g, "note", None),
     } for g in snap.groups]
+    walk = snap.to_dict().get("walk") if hasattr(snap, "to_dict") else None
     report = {"groups": groups, "skipped": _plain(snap.skipped), "modules": _plain(getattr(snap, "modules", {})),
-              "serialize_ms": serialize_ms}
+              "walk": _plain(walk), "serialize_ms": serialize_ms}
     return [to_js(snap.data), json.dumps(report)]
 
 

@@ -2,6 +2,7 @@
 // that is not whole is refused with the very message `verify FILE` prints.
 import path from 'node:path';
 import { CliError, EXIT } from '../errors.mjs';
+import { timed } from '../progress.mjs';
 import { fmtBytes } from '../format.mjs';
 import { readFileBytes } from '../files.mjs';
 import { inspectBytes, firstProblem, problemLine } from '../checkpoint-file.mjs';
@@ -17,8 +18,8 @@ export default {
     if (ctx.positionals.length !== 1) throw new CliError('import needs one checkpoint FILE.', EXIT.USAGE);
     const file = ctx.positionals[0];
     const name = ctx.values.name ?? path.basename(file).replace(/\.elc$/i, '');
-    const bytes = await readFileBytes(file);
-    const report = await inspectBytes(bytes);
+    const bytes = await timed({}, 'read', `reading ${file}`, () => readFileBytes(file));
+    const report = await timed({}, 'validate', 'validating (CRC32C, pickle streams)', () => inspectBytes(bytes));
     const problem = firstProblem(report);
     if (problem) throw new CliError(problemLine(file, problem), EXIT.FAILED, { details: 'Nothing was imported.' });
     const store = ctx.store();
@@ -32,7 +33,7 @@ export default {
       variables: names.length, names, skipped: [], importedFrom: path.resolve(file),
       producer: report.producer, python: report.python,
     };
-    await store.put(name, bytes, meta);
+    await timed({}, 'write', `writing checkpoint "${name}"`, () => store.put(name, bytes, meta));
     ctx.emit({ name, file: path.resolve(file), size: bytes.byteLength, report });
     ctx.say(`Imported ${file} as checkpoint "${name}" (${fmtBytes(bytes.byteLength)}, ${names.length} variables).`);
     return EXIT.OK;

@@ -2,6 +2,7 @@
 // records (names, serializer, sizes, CRC state) and the globals each record would import when
 // restored. Nothing is unpickled, so it is safe on a file from anywhere.
 import { CliError, EXIT } from '../errors.mjs';
+import { timed } from '../progress.mjs';
 import { fmtBytes, fmtDate, table } from '../format.mjs';
 import { resolveCheckpoint, inspectBytes, firstProblem, problemLine } from '../checkpoint-file.mjs';
 
@@ -14,8 +15,8 @@ export default {
   options: {},
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw new CliError('inspect needs one checkpoint NAME or FILE.', EXIT.USAGE);
-    const src = await resolveCheckpoint(ctx, ctx.positionals[0]);
-    const report = await inspectBytes(src.bytes);
+    const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
+    const report = await timed({}, 'validate', 'validating (CRC32C, pickle streams)', () => inspectBytes(src.bytes));
     const problem = firstProblem(report);
     ctx.emit({ source: src.label, meta: src.meta ?? null, report, problem: problem && { ...problem, line: problemLine(src.label, problem) } });
     const records = report.records ?? [];

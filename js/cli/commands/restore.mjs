@@ -31,7 +31,7 @@ export default {
       throw new CliError(`${problemLine(src.label, problem)}; nothing can be restored from it.`, EXIT.FAILED);
     }
 
-    const session = await timed(timings, 'interpreter_start_ms', 'starting Python (Pyodide)', () => startSession({ echo: !ctx.json }));
+    const session = await timed(timings, 'interpreter_start_ms', 'starting Python (Pyodide)', () => startSession({ echo: !ctx.json, store: ctx.store() }));
     let report;
     try {
       report = await timed(timings, 'unpickle_ms', 'restoring variables', () => session.load(src.bytes));

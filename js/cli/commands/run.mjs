@@ -33,26 +33,27 @@ export default {
     for (const w of nb.warnings) ctx.warn(w);
 
     const timings = {};
-    const session = await timed(timings, 'interpreter_start_ms', 'starting Python (Pyodide)', () => startSession({ echo: !ctx.json }));
+    const session = await timed(timings, 'interpreter_start_ms', 'starting Python (Pyodide)', () => startSession({ echo: !ctx.json, store }));
 
     const cells = [];
-    const exec = phase(`running ${nb.cells.length} cells of ${notebook}`);
+    timings.execute_ms = 0;
     for (const cell of nb.cells) {
       const label = `cell ${cell.number}`;
-      const t0 = performance.now();
+      const running = phase(`running ${label} of ${notebook}`);
       const r = await session.runCell(cell.source, label);
-      cells.push({ number: cell.number, ok: r.ok, ms: performance.now() - t0, output: r.output, value: r.value, traceback: r.traceback });
+      const ms = running.end(r.ok ? 'done' : 'failed');
+      timings.execute_ms += ms;
+      cells.push({ number: cell.number, ok: r.ok, ms, output: r.output, value: r.value, traceback: r.traceback });
       if (r.value != null && !ctx.json) ctx.stdout.write(`Out[${cell.number}]: ${r.value}\n`);
       if (!r.ok) {
-        timings.execute_ms = exec.end('failed');
         ctx.emit({ ok: false, notebook: path.resolve(file), failedCell: cell.number, cells, timings });
         throw new CliError(`${notebook}: cell ${cell.number} raised an exception; stopped there, nothing was saved.`,
           EXIT.FAILED, { details: r.traceback });
       }
     }
-    timings.execute_ms = exec.end();
 
-    const snap = await timed(timings, 'serialize_ms', 'serializing the session', () => session.snapshot());
+    const snap = await timed(timings, 'serialize_ms', 'serializing the session',
+      (p) => session.snapshot((done, total) => p.tick(`group ${Math.min(done + 1, total)} of ${total}`)));
     const { groups, skipped } = snap.report;
     const variables = groups.flatMap((g) => g.names);
     const meta = {
@@ -64,7 +65,7 @@ export default {
 
     ctx.emit({
       ok: true, name, store: ctx.storeDir, notebook: path.resolve(file), size: snap.bytes.byteLength,
-      cells: cells.map(({ traceback, ...c }) => c), groups, skipped, timings,
+      cells: cells.map(({ traceback, ...c }) => c), groups, skipped, walk: snap.report.walk ?? null, timings,
     });
     ctx.say(`\nCheckpoint "${name}" saved to ${ctx.storeDir} (${fmtBytes(snap.bytes.byteLength)}, ` +
       `${variables.length} variables, ${skipped.length} skipped).\n`);
@@ -74,6 +75,7 @@ export default {
       ctx.say(table([{ title: 'VARIABLE' }, { title: 'TYPE' }, { title: 'REASON' }],
         skipped.map((s) => [s.name, s.type, s.reason])));
     }
+    if (snap.report.walk?.truncated) ctx.say(`\nNote: ${snap.report.walk.truncated}`);
     ctx.say(`\nTimings: interpreter start ${fmtMs(timings.interpreter_start_ms)}, execute ${fmtMs(timings.execute_ms)}, ` +
       `serialize ${fmtMs(timings.serialize_ms)}, store write ${fmtMs(timings.store_write_ms)}`);
     return EXIT.OK;

@@ -3,6 +3,7 @@
 // without unpickling anything. Exit 0 when whole; exit 1 naming the record and byte offset of
 // the first problem.
 import { CliError, EXIT } from '../errors.mjs';
+import { timed } from '../progress.mjs';
 import { fmtBytes } from '../format.mjs';
 import { resolveCheckpoint, inspectBytes, firstProblem, problemLine } from '../checkpoint-file.mjs';
 
@@ -13,8 +14,8 @@ export default {
   options: {},
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw new CliError('verify needs one checkpoint NAME or FILE.', EXIT.USAGE);
-    const src = await resolveCheckpoint(ctx, ctx.positionals[0]);
-    const report = await inspectBytes(src.bytes);
+    const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
+    const report = await timed({}, 'validate', 'validating (CRC32C, pickle streams)', () => inspectBytes(src.bytes));
     const problem = firstProblem(report);
     ctx.emit({ ok: !problem, source: src.label, problem: problem && { ...problem, line: problemLine(src.label, problem) }, report });
     if (problem) {
