@@ -52,10 +52,10 @@ export class CheckpointPanel {
     const button = (label, fn, extra = {}) =>
       h('button', { type: 'button', 'aria-label': `${label} checkpoint ${name}`, onclick: fn, ...extra }, label);
     return h('tr', { dataset: { name } },
-      h('td', { class: 'name' }, name),
-      h('td', {}, formatTime(meta.createdMs)),
-      h('td', { class: 'num' }, formatBytes(meta.size)),
-      h('td', { class: 'num' }, String(meta.variables ?? '?')),
+      h('td', {}, h('span', { class: 'name' }, name),
+        h('time', { class: 'when', datetime: new Date(meta.createdMs).toISOString() }, formatTime(meta.createdMs))),
+      h('td', { class: 'num size' }, formatBytes(meta.size)),
+      h('td', { class: 'num vars' }, String(meta.variables ?? '?')),
       h('td', { class: 'actions' },
         button('Restore', () => this.restore(name)),
         button('Export', () => this.exportFile(name)),

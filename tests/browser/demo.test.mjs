@@ -107,3 +107,24 @@ test('keyboard: Shift+Enter runs the focused cell; the panel is reachable by Tab
   await page.close();
   browser.assertOffline();
 });
+
+test('the offline guard itself works: a request to another host is caught and blocked', async () => {
+  const page = await browser.newPage();
+  await openDemo(page, srv.url);
+  const before = browser.foreignRequests.length;
+  // From the page and from a worker, as the demo's Python worker would.
+  const outcome = await page.evaluate(async () => {
+    const direct = await fetch('http://example.com/probe').then(() => 'reached', () => 'blocked');
+    const w = new Worker(URL.createObjectURL(new Blob(
+      ["fetch('http://203.0.113.7/probe').then(() => postMessage('reached'), () => postMessage('blocked'))"],
+      { type: 'text/javascript' })));
+    const fromWorker = await new Promise((r) => { w.onmessage = (e) => r(e.data); });
+    w.terminate();
+    return [direct, fromWorker];
+  });
+  assert.deepEqual(outcome, ['blocked', 'blocked']);
+  const caught = browser.foreignRequests.splice(before);
+  assert.ok(caught.some((u) => u.startsWith('http://example.com/')), JSON.stringify(caught));
+  assert.ok(caught.some((u) => u.startsWith('http://203.0.113.7/')), JSON.stringify(caught));
+  await page.close();
+});

@@ -97,8 +97,8 @@ async function waitForOutcome(page, titles) {
 export async function listedCheckpoints(page) {
   return page.$$eval('#checkpoint-list tbody tr', (rows) => rows.map((r) => ({
     name: r.dataset.name,
-    size: r.children[2].textContent,
-    variables: r.children[3].textContent,
+    size: r.querySelector('.size').textContent,
+    variables: r.querySelector('.vars').textContent,
   })));
 }
 
