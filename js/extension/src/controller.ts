@@ -164,6 +164,18 @@ export class ElasticLiteController {
    */
   async offerRestore(panel: NotebookPanel): Promise<boolean> {
     const notebook = panel.context.path;
+    if (this._offering.has(notebook)) {
+      return false; // one question at a time per notebook
+    }
+    this._offering.add(notebook);
+    try {
+      return await this._offerRestore(panel, notebook);
+    } finally {
+      this._offering.delete(notebook);
+    }
+  }
+
+  private async _offerRestore(panel: NotebookPanel, notebook: string): Promise<boolean> {
     let latest: IStoreEntry | null;
     try {
       latest = await this.latest(notebook);
@@ -195,6 +207,7 @@ export class ElasticLiteController {
     return true;
   }
 
+  private _offering = new Set<string>();
   private _status = 'Ready.';
   private _changed = new Signal<this, string>(this);
 }

@@ -165,10 +165,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
 function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, settings: ISettings): void {
   const ctx = panel.sessionContext;
   let restarting = false;
+  // A restart can signal both a status change and a kernel change: coalesce them into one offer.
+  let pending = 0;
   const offer = () => {
-    if (settings.offerRestore && !panel.isDisposed) {
-      void controller.offerRestore(panel);
-    }
+    restarting = false;
+    window.clearTimeout(pending);
+    pending = window.setTimeout(() => {
+      if (settings.offerRestore && !panel.isDisposed) {
+        void controller.offerRestore(panel);
+      }
+    }, 500);
   };
   const onStatus = (_: Kernel.IKernelConnection, status: Kernel.Status) => {
     if (status === 'restarting' || status === 'autorestarting') {

@@ -1,0 +1,130 @@
+// Drives the built JupyterLite site (build/lite) in Chromium for the JupyterLite tests and for
+// the screenshot script: open the example notebook, run cells, use the Elastic Lite toolbar
+// buttons, sidebar and restore offer. Selectors are JupyterLab's own classes plus the
+// extension's (jp-ElasticLite-*); every wait has a timeout whose failure says what was awaited.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { launchChromium } from './helpers/chromium.mjs';
+import { startTestServer } from './helpers/server.mjs';
+
+// ELASTIC_LITE_SITE: test another build of the site (e.g. a deployment's output folder).
+export const SITE = process.env.ELASTIC_LITE_SITE ||
+  path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'lite');
+export const NOTEBOOK = 'elastic-lite-demo.ipynb';
+// The example notebook's cells (lite/files/elastic-lite-demo.ipynb): 0 intro, 1 builds the
+// state, 2 checks it, 3 intro to the magics, 4 the magics.
+export const CELL_BUILD = 1;
+export const CELL_CHECK = 2;
+// A Pyodide kernel starts in ~10 s here; leave room for a loaded CI machine.
+const KERNEL_MS = 180_000;
+
+/** Serves build/lite on 127.0.0.1 and opens Chromium (guarded: only 127.0.0.1 is reachable). */
+export async function openSite() {
+  if (!fs.existsSync(path.join(SITE, 'jupyter-lite.json'))) {
+    throw new Error(`${SITE} is missing: run \`npm run build\` first (scripts/build.d/40-jupyterlite.sh builds it).`);
+  }
+  const server = await startTestServer({ root: SITE });
+  const browser = await launchChromium();
+  const page = await browser.newPage();
+  // JupyterLab asks before leaving a page with unsaved changes; a reload must go through.
+  page.on('dialog', (d) => d.accept().catch(() => {}));
+  return {
+    server, browser, page,
+    url: `${server.url}lab/index.html?path=${NOTEBOOK}`,
+    async close() { await browser.close(); await server.close(); },
+  };
+}
+
+export async function openNotebook(page, url) {
+  await page.goto(url);
+  await waitForNotebook(page);
+}
+
+/** Waits until the notebook and the extension's toolbar buttons are on the page. */
+export async function waitForNotebook(page) {
+  await page.locator('.jp-Notebook .jp-Cell').first().waitFor({ timeout: 60_000 });
+  await page.locator('.jp-ElasticLite-checkpointButton').waitFor({ timeout: 30_000 });
+}
+
+export function cell(page, n) {
+  return page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell').nth(n);
+}
+
+/** The text of a cell's outputs (stdout, results and errors). */
+export async function cellOutput(page, n) {
+  return (await cell(page, n).locator('.jp-OutputArea').innerText()).trim();
+}
+
+/**
+ * Runs cell n (click its prompt area, Shift+Enter) and waits until its outputs contain
+ * `expect` (a string or RegExp). Fails with the cell's actual output otherwise.
+ */
+export async function runCell(page, n, expect, timeout = KERNEL_MS) {
+  const c = cell(page, n);
+  await c.locator('.jp-InputPrompt').click();
+  await page.keyboard.press('Escape'); // command mode: Shift+Enter runs the selected cell
+  await page.keyboard.press('Shift+Enter');
+  try {
+    await c.locator('.jp-OutputArea-output', { hasText: expect }).first().waitFor({ timeout });
+  } catch (e) {
+    const out = await cellOutput(page, n).catch(() => '(no output)');
+    throw new Error(`cell ${n} did not print ${expect}; its output:\n${out}\n(${e.message.split('\n')[0]})`);
+  }
+  return cellOutput(page, n);
+}
+
+/** Opens the Elastic Lite sidebar. */
+export async function openSidebar(page) {
+  const panel = page.locator('#elastic-lite-sidebar');
+  if (!(await panel.isVisible())) {
+    await page.locator('.jp-SideBar [data-id="elastic-lite-sidebar"]').click();
+  }
+  await panel.waitFor({ state: 'visible', timeout: 10_000 });
+  return panel;
+}
+
+/** Waits for the sidebar's status line to match `pattern`; fails with its last text. */
+export async function waitForStatus(page, pattern, timeout = KERNEL_MS) {
+  const status = page.locator('#elastic-lite-sidebar .jp-ElasticLite-status');
+  try {
+    await status.filter({ hasText: pattern }).waitFor({ state: 'attached', timeout });
+  } catch (e) {
+    const last = await status.textContent().catch(() => '(no status line)');
+    throw new Error(`Elastic Lite status never matched ${pattern}; last status: ${last}`);
+  }
+  return (await status.textContent()).trim();
+}
+
+/** Clicks the notebook toolbar's Checkpoint button and waits for the checkpoint to be listed. */
+export async function clickCheckpoint(page) {
+  const before = await page.locator('#elastic-lite-sidebar .jp-ElasticLite-item').count();
+  await page.locator('.jp-ElasticLite-checkpointButton').click();
+  const status = await waitForStatus(page, /Checkpoint saved|Checkpoint failed/);
+  if (!/Checkpoint saved/.test(status)) throw new Error(status);
+  await page.waitForFunction(
+    (n) => document.querySelectorAll('#elastic-lite-sidebar .jp-ElasticLite-item').length > n,
+    before, { timeout: 30_000 });
+  return status;
+}
+
+/** Waits for the restore offer, answers it ('Restore' or 'Not now'), returns the dialog text. */
+export async function answerRestoreOffer(page, answer, timeout = 60_000) {
+  const dialog = page.locator('.jp-Dialog', { hasText: 'Restore the last checkpoint?' });
+  await dialog.waitFor({ timeout });
+  const text = await dialog.innerText();
+  await dialog.locator('button', { hasText: answer }).click();
+  await dialog.waitFor({ state: 'detached', timeout: 10_000 });
+  return text;
+}
+
+/** Kernel menu → Restart Kernel…, confirmed. */
+export async function restartKernelFromMenu(page) {
+  await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Kernel$/ }).click();
+  await page.locator('.lm-Menu-itemLabel', { hasText: /^Restart Kernel…$/ }).click();
+  const confirm = page.locator('.jp-Dialog', { hasText: 'Restart Kernel?' });
+  await confirm.waitFor({ timeout: 10_000 });
+  await confirm.locator('button.jp-mod-accept').click();
+  await confirm.waitFor({ state: 'detached', timeout: 10_000 });
+}
