@@ -40,3 +40,14 @@ async def run_cell(source, label):
     except Exception as exc:  # a broken __repr__ must not turn success into failure
         text = f"<repr() failed: {type(exc).__name__}: {exc}>"
     return [True, text, None]
+
+
+def fresh_main():
+    """Removes what setting up the interpreter left in __main__ (e.g. the glue's own imports),
+    so the notebook starts from an empty namespace like a new kernel, and checkpoints do not
+    carry bindings the user never made. Returns the names removed."""
+    namespace = sys.modules["__main__"].__dict__
+    leftovers = [n for n in namespace if not n.startswith("_")]
+    for n in leftovers:
+        del namespace[n]
+    return leftovers

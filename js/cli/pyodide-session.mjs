@@ -49,6 +49,7 @@ class Session {
     // A private namespace: the helpers never appear in __main__, so never in a checkpoint.
     this._ns = pyodide.globals.get('dict')();
     for (const src of sources) pyodide.runPython(src, { globals: this._ns });
+    this._call('fresh_main').destroy();
   }
 
   _call(name, ...args) {

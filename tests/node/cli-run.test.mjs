@@ -41,6 +41,7 @@ test('restore -c in a new process: CODE runs as the next cell, stdout is only it
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, '20 5.0 True True 2 6\n200\n');
   assert.match(r.stderr, /Restored 9 variables from checkpoint "demo"/);
+  assert.match(r.stderr, /^Re-imported: math, Counter, threading$/m, 'module bindings come back, and only the notebook\'s');
   assert.match(r.stderr, /gen\s+generator\s+TypeError/, 'skipped variables are listed with their reason');
   assert.match(r.stderr, /Timings: interpreter start [\d.]+ m?s, store read [\d.]+ m?s, validate [\d.]+ m?s, unpickle [\d.]+ m?s/);
   const lock = await runCli(['restore', 'demo', '--json', '-c', 'with lock:\n    print("locked")\nlock.locked()'], { cwd });
