@@ -101,9 +101,18 @@ export class DirectoryStore {
     }
   }
 
+  // fsync of the directory makes the renames durable (Linux, macOS). Some platforms cannot
+  // open or sync a directory; there the rename alone is the best available.
   async _syncDir() {
-    const fh = await fs.open(this.dir, 'r');
-    try { await fh.sync(); } finally { await fh.close(); }
+    let fh;
+    try {
+      fh = await fs.open(this.dir, 'r');
+      await fh.sync();
+    } catch (err) {
+      if (!['EISDIR', 'EPERM', 'EINVAL', 'EBADF', 'EACCES'].includes(err.code)) throw err;
+    } finally {
+      await fh?.close();
+    }
   }
 
   /** Writes data to a fresh temporary file in the store directory, fsynced; returns its path. */
