@@ -212,24 +212,32 @@ export class ElasticLiteController {
   private _changed = new Signal<this, string>(this);
 }
 
-/** One line about a kernel result: the variables it saved or restored, and what it skipped. */
+/** One line about a kernel result: the variables saved or restored, and what did not make it. */
 export function describe(result: IKernelResult): string {
-  const r = (result.result ?? {}) as Record<string, any>;
+  const r = result as Record<string, any>;
   const parts: string[] = [];
-  const names = r.names ?? r.restored ?? r.variables;
+  const names: string[] | undefined = r.names ?? r.restored;
   if (Array.isArray(names)) {
-    parts.push(`${names.length} variables (${names.slice(0, 8).join(', ')}${names.length > 8 ? ', …' : ''})`);
-  } else if (typeof names === 'number') {
-    parts.push(`${names} variables`);
+    const shown = names.slice(0, 8).join(', ') + (names.length > 8 ? ', …' : '');
+    parts.push(`${names.length} variables (${shown})`);
   }
   if (typeof r.size === 'number') {
     parts.push(formatBytes(r.size));
   }
-  const skipped = r.skipped ?? r.failed;
-  if (Array.isArray(skipped) && skipped.length) {
-    parts.push(`skipped ${skipped.length}`);
-  } else if (skipped && typeof skipped === 'object' && Object.keys(skipped).length) {
-    parts.push(`skipped ${Object.keys(skipped).join(', ')}`);
+  if (typeof r.ms === 'number') {
+    parts.push(`${Math.round(r.ms)} ms`);
+  }
+  const skipped = (r.skipped ?? []) as { name: string; reason: string }[];
+  if (skipped.length) {
+    parts.push(`skipped: ${skipped.map(s => `${s.name} (${s.reason})`).join('; ')}`);
+  }
+  const failed = (r.failed ?? []) as { names: string[]; reason: string }[];
+  if (failed.length) {
+    parts.push(`NOT restored: ${failed.map(f => `${f.names.join(', ')} (${f.reason})`).join('; ')}`);
+  }
+  const modules = (r.modules ?? []) as { name: string; module: string; error: string }[];
+  if (modules.length) {
+    parts.push(`imports failed: ${modules.map(m => `${m.name} = ${m.module} (${m.error})`).join('; ')}`);
   }
   return parts.length ? parts.join(', ') : 'done';
 }

@@ -12,15 +12,7 @@ function wrap(body: string): string {
     .map(l => '        ' + l)
     .join('\n');
   return `async def _elastic_lite_cmd():
-    import json as _json, dataclasses as _dc
-    def _plain(x):
-        if _dc.is_dataclass(x) and not isinstance(x, type):
-            return _dc.asdict(x)
-        if isinstance(x, (dict, list, tuple, str, int, float, bool)) or x is None:
-            return x
-        if hasattr(x, "__dict__"):
-            return {k: v for k, v in vars(x).items() if not k.startswith("_")}
-        return repr(x)
+    import json as _json
     def _out(d):
         print(${py(MARKER)} + _json.dumps(d, default=repr))
     try:
@@ -39,17 +31,18 @@ del _elastic_lite_cmd
 `;
 }
 
+// elastic_lite.checkpoint() returns a Snapshot: report its names, size and what it skipped
+// (never the bytes themselves, which can be large).
 export function checkpointCode(name: string, notebook: string): string {
-  return wrap(`r = await elastic_lite.checkpoint(${py(name)}, notebook=${py(notebook)})
-_out({"ok": True, "result": _plain(r)})`);
+  return wrap(`snap = await elastic_lite.checkpoint(${py(name)}, notebook=${py(notebook)})
+_out({"ok": True, "names": snap.names, "size": len(snap.data), "ms": snap.ms,
+      "skipped": [{"name": s["name"], "reason": s["reason"]} for s in snap.skipped]})`);
 }
 
+// elastic_lite.restore() returns a RestoreReport: what came back, and what did not and why.
 export function restoreCode(name: string): string {
-  return wrap(`r = await elastic_lite.restore(${py(name)})
-_out({"ok": True, "result": _plain(r)})`);
-}
-
-/** Only makes sure elastic_lite is importable (used when a kernel becomes ready). */
-export function pingCode(): string {
-  return wrap(`_out({"ok": True, "version": getattr(elastic_lite, "__version__", None)})`);
+  return wrap(`rep = await elastic_lite.restore(${py(name)})
+d = rep.to_dict()
+_out({"ok": True, "complete": rep.ok, "restored": d["restored"], "failed": d["failed"],
+      "modules": [m for m in d["modules"] if not m["ok"]], "warnings": d["warnings"], "ms": d["ms"]})`);
 }

@@ -1,0 +1,66 @@
+// End to end in the offline JupyterLite site (build/lite) with Debian's Chromium: the Elastic
+// Lite extension checkpoints the Pyodide kernel into IndexedDB and restores it into a fresh
+// kernel, after a page reload and after a kernel restart from the menu. The check is the
+// notebook's own cell (values, a notebook function and class, aliasing) printing "restore
+// verified" in the fresh kernel: without a real restore it raises NameError instead. Every
+// test also fails if the page asked for anything but 127.0.0.1.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  CELL_BUILD, CELL_CHECK, answerRestoreOffer, cellOutput, clickCheckpoint, openNotebook,
+  openSidebar, openSite, waitForNotebook, restartKernelFromMenu, runCell, waitForStatus,
+} from './jupyterlite-page.mjs';
+
+const TIMEOUT = 600_000;
+
+test('checkpoint, reload the page, accept the restore offer, the state is back', { timeout: TIMEOUT }, async () => {
+  const site = await openSite();
+  const { page, browser } = site;
+  try {
+    await openNotebook(page, site.url);
+    await runCell(page, CELL_BUILD, 'state built');
+    await openSidebar(page);
+    const saved = await clickCheckpoint(page);
+    assert.match(saved, /Checkpoint saved/);
+    const item = page.locator('#elastic-lite-sidebar .jp-ElasticLite-item').first();
+    assert.match(await item.innerText(), /holder/, 'the sidebar lists the checkpoint with its variables');
+
+    await page.reload();
+    await waitForNotebook(page);
+    const offer = await answerRestoreOffer(page, 'Restore');
+    assert.match(offer, /elastic-lite-demo\.ipynb has a checkpoint/);
+    await openSidebar(page);
+    await waitForStatus(page, /^Restored /);
+
+    const out = await runCell(page, CELL_CHECK, 'restore verified');
+    assert.doesNotMatch(out, /Error/);
+    browser.assertOffline();
+  } finally {
+    await site.close();
+  }
+});
+
+test('restart the kernel from the menu: the state is gone, Restore brings it back', { timeout: TIMEOUT }, async () => {
+  const site = await openSite();
+  const { page, browser } = site;
+  try {
+    await openNotebook(page, site.url);
+    await runCell(page, CELL_BUILD, 'state built');
+    await openSidebar(page);
+    await clickCheckpoint(page);
+
+    await restartKernelFromMenu(page);
+    // decline the offer first, to see that the restart really emptied the kernel
+    await answerRestoreOffer(page, 'Not now');
+    await runCell(page, CELL_CHECK, 'NameError');
+
+    await page.locator('.jp-ElasticLite-restoreButton').click();
+    await waitForStatus(page, /^Restored /);
+    const out = await runCell(page, CELL_CHECK, 'restore verified');
+    assert.doesNotMatch(out, /NameError/, await cellOutput(page, CELL_CHECK));
+    browser.assertOffline();
+  } finally {
+    await site.close();
+  }
+});
