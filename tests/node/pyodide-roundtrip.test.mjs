@@ -55,6 +55,10 @@ col = Color.BLUE
 part = functools.partial(f, 3)
 rx = re.compile(r"(\d+)-(\w+)", re.I)
 victim = list(range(1000))
+def annotated(p: Point, n: int = 1) -> Point:
+    return p
+def later_ref(q: NotDefinedYet) -> None:  # 3.14: annotations are lazy, this one fails
+    return q
 
 bad = {"blob": b"x" * 300000, "fn": lambda q: q * 2, "lock": threading.Lock()}
 gen = (k for k in range(3))
@@ -86,6 +90,8 @@ assert col is Color.BLUE and Color(1) is Color.RED
 assert part() == 300 and part.func is f
 assert rx.match("12-ab").groups() == ("12", "ab") and rx.flags & re.I
 assert len(victim) == 1000
+assert annotated.__annotations__ == {"p": Point, "n": int, "return": Point}
+assert annotated(p1) is p1 and later_ref(5) == 5
 
 assert bad["blob"] == b"x" * 300000 and bad["fn"](4) == 8
 assert bad["lock"].acquire() and not bad["lock"].acquire(blocking=False)
