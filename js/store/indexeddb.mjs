@@ -192,7 +192,9 @@ export class IndexedDBStore {
   /** The one transaction of put(): retention, old chunks out, new chunks in, metadata last. */
   _write(db, record, chunks) {
     return new Promise((resolve, reject) => {
-      const tx = db.transaction([META, CHUNKS], 'readwrite');
+      // 'strict': a checkpoint is worth one flush to disk before put() reports success
+      // (browsers may default to 'relaxed', which can lose the last commits on power loss).
+      const tx = db.transaction([META, CHUNKS], 'readwrite', { durability: 'strict' });
       const metaStore = tx.objectStore(META);
       const chunkStore = tx.objectStore(CHUNKS);
       let failure = null;
