@@ -128,3 +128,30 @@ export async function restartKernelFromMenu(page) {
   await confirm.locator('button.jp-mod-accept').click();
   await confirm.waitFor({ state: 'detached', timeout: 10_000 });
 }
+
+/** Runs a command through the command palette (Accel+Shift+C), by its label. */
+export async function runFromPalette(page, label) {
+  await page.keyboard.press('Control+Shift+C');
+  const input = page.locator('.lm-CommandPalette-input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(label);
+  await page.locator('.lm-CommandPalette-item', { hasText: label }).first().click();
+}
+
+/** The sidebar's checkpoint items (locator). */
+export function sidebarItems(page) {
+  return page.locator('#elastic-lite-sidebar .jp-ElasticLite-item');
+}
+
+/** Waits until the sidebar lists exactly n checkpoints. */
+export async function waitForItemCount(page, n, timeout = 60_000) {
+  try {
+    await page.waitForFunction(
+      (k) => document.querySelectorAll('#elastic-lite-sidebar .jp-ElasticLite-item').length === k,
+      n, { timeout });
+  } catch {
+    const have = await sidebarItems(page).count();
+    const status = await page.locator('#elastic-lite-sidebar .jp-ElasticLite-status').textContent();
+    throw new Error(`expected ${n} checkpoints in the sidebar, it lists ${have} (status: ${status})`);
+  }
+}

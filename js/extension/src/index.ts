@@ -19,7 +19,8 @@ const PLUGIN_ID = 'elastic-lite-jupyterlite:plugin';
 export const CommandIDs = {
   checkpoint: 'elastic-lite:checkpoint',
   restore: 'elastic-lite:restore',
-  showSidebar: 'elastic-lite:show-sidebar'
+  showSidebar: 'elastic-lite:show-sidebar',
+  toggleAuto: 'elastic-lite:toggle-auto-checkpoint'
 };
 
 // A stack of two pages with a clock hand: "saved state".
@@ -53,10 +54,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const controller = new ElasticLiteController();
     const settings: ISettings = { autoCheckpoint: false, autoCheckpointDelayMs: 3000, offerRestore: true };
+    let pluginSettings: ISettingRegistry.ISettings | null = null;
     if (settingRegistry) {
       void settingRegistry.load(PLUGIN_ID).then(
         s => {
-          const read = () => Object.assign(settings, s.composite as unknown as Partial<ISettings>);
+          pluginSettings = s;
+          const read = () => {
+            Object.assign(settings, s.composite as unknown as Partial<ISettings>);
+            app.commands.notifyCommandChanged(CommandIDs.toggleAuto);
+          };
           read();
           s.changed.connect(read);
         },
@@ -102,6 +108,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.commands.addCommand(CommandIDs.showSidebar, {
       label: 'Show Elastic Lite checkpoints',
       execute: () => app.shell.activateById(sidebar.id)
+    });
+    app.commands.addCommand(CommandIDs.toggleAuto, {
+      label: 'Auto-checkpoint after each successful cell',
+      caption: 'Checkpoint the kernel automatically (debounced) after each successful cell execution',
+      isToggled: () => settings.autoCheckpoint,
+      execute: async () => {
+        const value = !settings.autoCheckpoint;
+        if (pluginSettings) {
+          await pluginSettings.set('autoCheckpoint', value); // persisted; `changed` updates `settings`
+        } else {
+          settings.autoCheckpoint = value; // no settings registry: for this page only
+        }
+      }
     });
     for (const command of Object.values(CommandIDs)) {
       palette?.addItem({ command, category: 'Elastic Lite' });

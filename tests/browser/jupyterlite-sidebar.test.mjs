@@ -1,0 +1,99 @@
+// The Elastic Lite sidebar and commands in the offline JupyterLite site, in Chromium:
+// checkpoint from the command palette and by keyboard shortcut, inspect (records, serializers,
+// what each would import, from the C core in the page), export to a file, delete, import the
+// file back and restore it into a restarted kernel, refuse a damaged file with a clear message,
+// and the opt-in auto-checkpoint after a successful cell.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import {
+  CELL_BUILD, CELL_CHECK, answerRestoreOffer, openNotebook, openSidebar, openSite,
+  restartKernelFromMenu, runCell, runFromPalette, sidebarItems, waitForItemCount, waitForStatus,
+} from './jupyterlite-page.mjs';
+
+test('palette, shortcut, inspect, export, delete, import (good and damaged), restore the import, auto-checkpoint', { timeout: 600_000 }, async () => {
+  const site = await openSite();
+  const { page, browser } = site;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'elastic-lite-jl-'));
+  try {
+    await openNotebook(page, site.url);
+    await runCell(page, CELL_BUILD, 'state built');
+    await openSidebar(page);
+    await waitForItemCount(page, 0);
+
+    // 1. command palette
+    await runFromPalette(page, 'Checkpoint kernel');
+    await waitForStatus(page, /Checkpoint saved/);
+    await waitForItemCount(page, 1);
+
+    // 2. keyboard shortcut, in the notebook's command mode
+    await page.locator('.jp-Notebook .jp-Cell').nth(CELL_BUILD).locator('.jp-InputPrompt').click();
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Alt+Shift+S');
+    await waitForItemCount(page, 2);
+    const meta = await sidebarItems(page).first().locator('.jp-ElasticLite-itemMeta').innerText();
+    assert.match(meta, /variables: .*\bscale\b/, meta);
+    assert.match(meta, /\bholder\b/, meta);
+
+    // 3. inspect: the C core's report of every record, in the page
+    const first = sidebarItems(page).first();
+    await first.locator('button', { hasText: 'Inspect' }).click();
+    const table = first.locator('table.jp-ElasticLite-report');
+    await table.waitFor({ timeout: 30_000 });
+    const report = await first.locator('.jp-ElasticLite-inspect').innerText();
+    assert.match(report, /all valid/, report);
+    assert.match(report, /cloudpickle|dill|pickle/, report);
+    assert.match(report, /\bscale\b/, report);
+    // a record whose payload imports something lists it (module.name)
+    assert.match(report, /\b[a-z_]+\.[A-Za-z_]+\b/, report);
+
+    // 4. export to a file
+    const [download] = await Promise.all([
+      page.waitForEvent('download', { timeout: 30_000 }),
+      first.locator('button', { hasText: 'Export' }).click(),
+    ]);
+    const file = path.join(tmp, download.suggestedFilename());
+    await download.saveAs(file);
+    assert.match(path.basename(file), /\.elc$/);
+    const bytes = fs.readFileSync(file);
+    assert.ok(bytes.length > 100, `exported ${bytes.length} bytes`);
+
+    // 5. delete both
+    for (let n = 2; n > 0; n--) {
+      await sidebarItems(page).first().locator('button', { hasText: 'Delete' }).click();
+      await waitForItemCount(page, n - 1);
+    }
+
+    // 6. a damaged file is refused with the reason, nothing is added
+    const damaged = path.join(tmp, 'damaged.elc');
+    fs.writeFileSync(damaged, Buffer.concat([bytes.subarray(0, 40), Buffer.alloc(200, 0x41)]));
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-fileInput').setInputFiles(damaged);
+    const refused = await waitForStatus(page, /Import failed/);
+    assert.match(refused, /damaged\.elc/, refused);
+    await waitForItemCount(page, 0);
+
+    // 7. import the good file, restart the kernel, restore the import
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-fileInput').setInputFiles(file);
+    await waitForStatus(page, /Imported /);
+    await waitForItemCount(page, 1);
+    await restartKernelFromMenu(page);
+    await answerRestoreOffer(page, 'Restore');
+    await waitForStatus(page, /^Restored /);
+    await runCell(page, CELL_CHECK, 'restore verified');
+
+    // 8. auto-checkpoint: off by default; on, a successful cell leads to one "(auto)" checkpoint
+    await runFromPalette(page, 'Auto-checkpoint after each successful cell');
+    await runCell(page, CELL_BUILD, 'state built');
+    await waitForItemCount(page, 2);
+    assert.match(await sidebarItems(page).first().getAttribute('title'), /\(auto\)$/);
+    await runFromPalette(page, 'Auto-checkpoint after each successful cell'); // back off
+
+    browser.assertOffline();
+  } finally {
+    await site.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
