@@ -2,6 +2,7 @@
 // demo and extension tests. Each test gets its own IDBFactory, i.e. an empty "browser".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
 import { IDBFactory, IDBObjectStore } from 'fake-indexeddb';
 import { IndexedDBStore, SCHEMA_VERSION } from '../../js/store/indexeddb.mjs';
 import { storeContract, payload } from './store-contract.mjs';
@@ -237,4 +238,14 @@ test('two stores on one database see each other and a reopened store sees the da
 
 test('no IndexedDB at all: a clear error', () => {
   assert.throws(() => new IndexedDBStore({ indexedDB: null }), /IndexedDB is not available here/);
+});
+
+test('the module is self-contained: it works loaded from a data: URL, as Python and the extension load it', async () => {
+  const src = await fs.readFile(new URL('../../js/store/indexeddb.mjs', import.meta.url), 'utf8');
+  assert.doesNotMatch(src, /^\s*import\s|\bimport\s*\(/m, 'no static or dynamic imports');
+  const mod = await import(`data:text/javascript;base64,${Buffer.from(src).toString('base64')}`);
+  const store = new mod.IndexedDBStore({ indexedDB: new IDBFactory() });
+  await store.put('x', Uint8Array.from([1, 2, 3]), { notebook: 'n' });
+  assert.deepEqual((await store.get('x')).bytes, Uint8Array.from([1, 2, 3]));
+  await store.close();
 });
