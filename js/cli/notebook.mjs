@@ -34,7 +34,7 @@ export async function readNotebook(file) {
   }
   const language = nb.metadata?.kernelspec?.language ?? nb.metadata?.language_info?.name ?? null;
   if (language && String(language).toLowerCase() !== 'python') {
-    throw new CliError(`${file}: this is a ${language} notebook; elastic-lite runs Python notebooks.`);
+    throw new CliError(`${file}: the notebook's language is ${language}; elastic-lite runs Python notebooks.`);
   }
   const cells = [];
   const warnings = [];
