@@ -5,6 +5,9 @@ import { DirectoryStore } from '../store/directory.mjs';
 
 export const DEFAULT_STORE = '.elastic-lite';
 
+/** Whether this run already printed its JSON document (so an error does not print a second). */
+export const jsonState = { emitted: false };
+
 export function makeContext(values, positionals, { stdout = process.stdout, stderr = process.stderr } = {}) {
   const storeDir = path.resolve(values.store ?? DEFAULT_STORE);
   let store = null;
@@ -21,7 +24,11 @@ export function makeContext(values, positionals, { stdout = process.stdout, stde
     /** Human-readable output (suppressed under --json). */
     say(text = '') { if (!values.json) stdout.write(text.endsWith('\n') ? text : `${text}\n`); },
     /** The one JSON document of a --json run. */
-    emit(obj) { if (values.json) stdout.write(`${JSON.stringify(obj, null, 2)}\n`); },
+    emit(obj) {
+      if (!values.json) return;
+      stdout.write(`${JSON.stringify(obj, null, 2)}\n`);
+      jsonState.emitted = true;
+    },
     warn(text) { stderr.write(`elastic-lite: warning: ${text}\n`); },
     stdout,
     stderr,

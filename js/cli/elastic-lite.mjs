@@ -6,7 +6,7 @@
 // Stacks are printed only with --debug or ELASTIC_LITE_DEBUG=1.
 import { parseArgs } from 'node:util';
 import { CliError, EXIT } from './errors.mjs';
-import { makeContext, DEFAULT_STORE } from './context.mjs';
+import { makeContext, DEFAULT_STORE, jsonState } from './context.mjs';
 
 const COMMANDS = ['run', 'restore', 'ls', 'inspect', 'verify', 'export', 'import', 'rm'];
 
@@ -120,7 +120,7 @@ function report(err, argv) {
   process.stderr.write(`elastic-lite: ${message.replace(/\s+$/, '')}\n`);
   if (err instanceof CliError && err.details) process.stderr.write(`${err.details.replace(/\s+$/, '')}\n`);
   if (debug && err && err.stack) process.stderr.write(`${err.stack}\n`);
-  if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { message, exitCode: code } }, null, 2)}\n`);
+  if (json && !jsonState.emitted) process.stdout.write(`${JSON.stringify({ ok: false, error: { message, exitCode: code } }, null, 2)}\n`);
   return code;
 }
 
