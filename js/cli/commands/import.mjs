@@ -30,7 +30,7 @@ export default {
     const names = records.flatMap((r) => r.names);
     const meta = {
       notebook: null, createdMs: report.created_ms, size: bytes.byteLength,
-      variables: names.length, names, skipped: [], importedFrom: path.resolve(file),
+      variables: names.length, names, importedFrom: path.resolve(file), // skipped: unknown without unpickling the manifest
       producer: report.producer, python: report.python,
     };
     await timed({}, 'write', `writing checkpoint "${name}"`, () => store.put(name, bytes, meta));

@@ -37,7 +37,7 @@ export default {
       report = await timed(timings, 'unpickle_ms', 'restoring variables', () => session.load(src.bytes));
     } catch (err) {
       const msg = String(err.message).trim().split('\n').filter(Boolean).pop() ?? 'restore failed';
-      throw new CliError(`${src.label}: restore failed: ${msg.replace(/^\w*Error: /, '')}`, EXIT.FAILED);
+      throw new CliError(`${src.label}: restore failed: ${msg.replace(/^[\w.]*(Error|Exception): /, '')}`, EXIT.FAILED);
     }
     // load_snapshot validates again (it never trusts its caller), so "unpickle" includes a
     // second, fast validation pass.
