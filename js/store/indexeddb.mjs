@@ -176,7 +176,7 @@ export class IndexedDBStore {
     // underlying buffer (for bytes viewed out of Pyodide's heap that is the wasm memory), and
     // the caller's buffer may be detached or reused once we yield.
     const chunks = [];
-    for (let seq = 0, off = 0; off < size; seq += 1, off += this.chunkSize) {
+    for (let off = 0; off < size; off += this.chunkSize) {
       chunks.push(src.slice(off, Math.min(size, off + this.chunkSize)));
     }
     const db = await this._open();
