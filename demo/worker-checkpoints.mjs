@@ -130,7 +130,11 @@ async function readEntry(name) {
     // every variable of that checkpoint is affected.
     if (/corrupt/i.test(err.message)) {
       const listed = (await store.list()).find((c) => c.name === name);
-      throw new DemoError('corrupt', err.message, { variables: listed?.meta?.names ?? [], where: 'in browser storage' });
+      const problem = /is corrupted: (.*?)\.(\s|$)/.exec(err.message)?.[1];
+      throw new DemoError('corrupt', err.message, {
+        variables: listed?.meta?.names ?? [],
+        where: problem ? `in browser storage: ${problem}` : 'in browser storage',
+      });
     }
     throw err;
   }

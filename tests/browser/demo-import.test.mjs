@@ -49,7 +49,7 @@ async function exportCheckpoint(name) {
     page.waitForEvent('download'),
     page.getByRole('button', { name: `Export checkpoint ${name}`, exact: true }).click(),
   ]);
-  assert.equal(download.suggestedFilename(), `${name}.elc`);
+  assert.match(download.suggestedFilename(), /^[A-Za-z0-9._-]+\.elc$/, 'a safe file name');
   return fs.readFileSync(await download.path());
 }
 
@@ -136,5 +136,26 @@ test('a checkpoint damaged inside IndexedDB: restore names the lost variables, r
   const ok = await restore(page, 'good (2)');
   assert.match(ok.title, /Restored/, ok.text);
   assert.match(await runCell(page, 2), /^\[2, 3\] 42 7 True$/m);
+  browser.assertOffline();
+});
+
+test('a checkpoint whose IndexedDB chunks are gone: a clear message naming its variables', async () => {
+  // ("good" itself was damaged by the previous test: an import would refuse it.)
+  await importBytes('fresh.elc', await exportCheckpoint('good (2)'));
+  await waitForMessage(page, 'Imported “fresh”');
+  await page.evaluate(async () => {
+    const db = await new Promise((res, rej) => {
+      const r = indexedDB.open('elastic-lite-demo');
+      r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error);
+    });
+    const tx = db.transaction('chunks', 'readwrite');
+    tx.objectStore('chunks').delete(['fresh', 0]);
+    await new Promise((res) => { tx.oncomplete = res; });
+    db.close();
+  });
+  const outcome = await restore(page, 'fresh');
+  assert.match(outcome.title, /Damaged checkpoint/, outcome.text);
+  assert.match(outcome.text, /could not be restored: .*values.*double|could not be restored: .*double.*values/);
+  assert.match(outcome.text, /damaged \(in browser storage: .*chunk/);
   browser.assertOffline();
 });

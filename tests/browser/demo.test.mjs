@@ -8,7 +8,7 @@ import { launchChromium } from './helpers/chromium.mjs';
 import { startTestServer } from './helpers/server.mjs';
 import {
   openDemo, waitForKernel, runAll, runCell, cellOutput, checkpoint, restore, waitForMessage,
-  listedCheckpoints, reportRows,
+  listedCheckpoints, reportRows, setCellCode,
 } from './helpers/demo-page.mjs';
 
 let srv;
@@ -104,6 +104,27 @@ test('keyboard: Shift+Enter runs the focused cell; the panel is reachable by Tab
   await page.getByRole('textbox', { name: 'Name' }).focus();
   await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Checkpoint now');
+  await page.close();
+  browser.assertOffline();
+});
+
+test('Python runs in a worker: the page keeps responding while a long cell runs', async () => {
+  const page = await browser.newPage();
+  await openDemo(page, srv.url);
+  // The cell spins until the page tells it to stop (a file in Pyodide's memory FS would not be
+  // visible to the page, so it simply spins for a while and the page acts in the meantime).
+  await setCellCode(page, 1, 'import time\nt = time.time()\nwhile time.time() - t < 8: pass\nprint("long cell done")');
+  const cells = await page.locator('#cells > li').count();
+  await page.getByRole('button', { name: 'Run cell 1', exact: true }).click();
+  await page.waitForFunction(() => document.querySelector('#cells > li').dataset.state === 'running');
+  // If Python ran on the main thread, this click would only be handled after the cell ends.
+  await page.getByRole('button', { name: 'Add cell' }).click();
+  assert.equal(await page.locator('#cells > li').count(), cells + 1);
+  assert.equal(await page.locator('#cells > li').first().getAttribute('data-state'), 'running',
+    'the page handled the click while the cell was still running');
+  await page.waitForFunction(() => document.querySelector('#cells > li').dataset.state === 'done', null, { timeout: 60_000 });
+  assert.match(await cellOutput(page, 1), /long cell done/);
+  await page.getByRole('button', { name: `Delete cell ${cells + 1}`, exact: true }).click();
   await page.close();
   browser.assertOffline();
 });
