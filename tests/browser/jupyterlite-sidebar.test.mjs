@@ -10,9 +10,48 @@ import os from 'node:os';
 import path from 'node:path';
 
 import {
-  CELL_BUILD, CELL_CHECK, answerRestoreOffer, openNotebook, openSidebar, openSite,
+  CELL_BUILD, CELL_CHECK, SITE, answerRestoreOffer, openNotebook, openSidebar, openSite,
   restartKernelFromMenu, runCell, runFromPalette, sidebarItems, waitForItemCount, waitForStatus,
 } from './jupyterlite-page.mjs';
+
+// Every "jupyter.lab.shortcuts" entry of the built site (JupyterLab's and every extension's
+// settings schemas), keys normalized the way Lumino matches them on Linux (Accel = Ctrl).
+function siteShortcuts() {
+  const found = [];
+  const walk = (dir) => {
+    for (const ent of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, ent.name);
+      if (ent.isDirectory()) walk(p);
+      else if (ent.name.endsWith('.json') && p.includes(`${path.sep}schemas${path.sep}`)) {
+        let schema;
+        try { schema = JSON.parse(fs.readFileSync(p, 'utf8')); } catch { continue; }
+        for (const s of schema?.['jupyter.lab.shortcuts'] ?? []) {
+          if (!s.disabled) found.push({ command: s.command, keys: normalizeKeys(s.keys), file: p });
+        }
+      }
+    }
+  };
+  walk(path.join(SITE, 'build', 'schemas'));
+  walk(path.join(SITE, 'extensions'));
+  return found;
+}
+
+function normalizeKeys(keys) {
+  return keys.map((k) => k.split(/\s+/).map((t) => (t === 'Accel' ? 'Ctrl' : t))
+    .sort((x, y) => (x.length === 1) - (y.length === 1) || x.localeCompare(y)).join('+')).join(' ');
+}
+
+function shortcutClashes() {
+  const all = siteShortcuts();
+  const ours = all.filter((s) => s.command.startsWith('elastic-lite:'));
+  assert.equal(ours.length, 2, `our two shortcuts are in the site: ${JSON.stringify(ours)}`);
+  return all.filter((s) => !s.command.startsWith('elastic-lite:') && ours.some((o) => o.keys === s.keys))
+    .map((s) => `${s.command} (${s.keys}) in ${s.file}`);
+}
+
+test('shortcuts: no JupyterLab command uses the keys of ours', () => {
+  assert.deepEqual(shortcutClashes(), []);
+});
 
 test('palette, shortcut, inspect, export, delete, import (good and damaged), restore the import, auto-checkpoint', { timeout: 600_000 }, async () => {
   const site = await openSite();
@@ -37,6 +76,9 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
     const meta = await sidebarItems(page).first().locator('.jp-ElasticLite-itemMeta').innerText();
     assert.match(meta, /variables: .*\bscale\b/, meta);
     assert.match(meta, /\bholder\b/, meta);
+
+    // the shortcut worked above; no other command of this site's JupyterLab uses its keys
+    assert.deepEqual(shortcutClashes(), []);
 
     // 3. inspect: the C core's report of every record, in the page
     const first = sidebarItems(page).first();

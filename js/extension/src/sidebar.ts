@@ -175,21 +175,22 @@ export class CheckpointSidebar extends Widget {
   private _renderToken = 0;
 }
 
+const MANIFEST = '__elastic_lite_manifest__';
+
 /** The inspection report as a table: one row per record, with what it would import. */
 export function renderReport(report: IInspectReport, target: HTMLElement): void {
-  const rows = (report.records || []).map(r =>
-    el('tr', { className: r.ok ? '' : 'jp-ElasticLite-bad' }, [
-      el('td', { text: r.names.join(', ') }),
+  const rows = (report.records || []).map(r => {
+    // what unpickling this record would import, once each, one per line
+    const globals = [...new Set((r.globals || []).map(([m, n]) => `${m}.${n}`))];
+    const manifest = r.names.length === 1 && r.names[0] === MANIFEST;
+    return el('tr', { className: r.ok ? '' : 'jp-ElasticLite-bad' }, [
+      el('td', { text: manifest ? '(manifest)' : r.names.join(', '), title: manifest ? 'modules to re-import, skipped variables, types' : '' }),
       el('td', { text: r.serializer }),
       el('td', { text: formatBytes(r.length) }),
-      el('td', {
-        text: r.ok
-          ? (r.globals || []).map(([m, n]) => `${m}.${n}`).join(', ') || '—'
-          : `damaged: ${r.error?.message ?? '?'}`
-      })
-    ])
-  );
-  const head = el('tr', {}, ['variables', 'serializer', 'bytes', 'would import'].map(t => el('th', { text: t })));
+      el('td', { text: r.ok ? globals.join('\n') || '—' : `damaged: ${r.error?.message ?? '?'}` })
+    ]);
+  });
+  const head = el('tr', {}, ['variables', 'serializer', 'size', 'would import'].map(t => el('th', { text: t })));
   const summary = report.ok
     ? `${report.producer ?? ''} · Python ${report.python ?? '?'} · ${report.records.length} records, all valid`
     : `damaged: ${report.error?.message ?? 'some records are bad'}`;
