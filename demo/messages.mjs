@@ -1,6 +1,6 @@
 // Messages in the page, in plain words: what happened, what it means for the person's data,
 // and what to do. Errors are never left only in the console.
-import { h } from './format.mjs';
+import { h, formatBytes } from './format.mjs';
 
 let container = null;
 
@@ -36,6 +36,12 @@ export function clearMessages(level = null) {
   }
 }
 
+// The core's reason already starts with "not an Elastic Lite checkpoint": keep only the why.
+function reasonText(reason) {
+  const why = String(reason ?? '').replace(/^not an Elastic Lite checkpoint[:\s]*/i, '').replace(/^\((.*)\)$/, '$1').trim();
+  return why ? ` (${why})` : '';
+}
+
 function listNames(names) {
   const shown = names.slice(0, 12).join(', ');
   return names.length > 12 ? `${shown} and ${names.length - 12} more` : shown;
@@ -52,8 +58,9 @@ export function explainError(err, { action, name } = {}) {
         level: 'error', key: 'quota',
         title: 'Not enough browser storage for this checkpoint',
         lines: [
-          `The browser refused to store ${what}: the storage it allows this page is full.`,
-          'Nothing was overwritten: your earlier checkpoints are still stored and can be restored.',
+          `The browser refused to store ${what}${err.needed ? ` (${formatBytes(err.needed)})` : ''}: ` +
+            'the storage it allows this page is full.',
+          'Nothing was overwritten: earlier checkpoints are still stored and can be restored.',
           'To make room, delete old checkpoints in the list (or export them to files first), then try again.',
         ],
         detail: err.message,
@@ -75,7 +82,7 @@ export function explainError(err, { action, name } = {}) {
         level: 'error', key: 'import',
         title: 'This file is not an Elastic Lite checkpoint',
         lines: [
-          `${name ? `“${name}”` : 'The file'} does not start like a checkpoint${err.reason ? ` (${err.reason})` : ''}.`,
+          `${name ? `“${name}”` : 'The file'} does not start like a checkpoint${reasonText(err.reason)}.`,
           'Nothing was stored. Choose a file made with a checkpoint’s “Export” button.',
         ],
         detail: err.message,

@@ -26,7 +26,7 @@ export function toTransferable(err) {
     return { kind: 'python', message: lastLine(err.message), ename: err.type, traceback: err.message };
   }
   if (isQuota(err)) {
-    return { kind: 'quota', message: String(err.message ?? err) };
+    return { kind: 'quota', message: String(err.message ?? err), needed: Number.isFinite(err.needed) ? err.needed : null };
   }
   return { kind: 'internal', message: String(err?.message ?? err), stack: err?.stack ?? null };
 }

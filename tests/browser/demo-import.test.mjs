@@ -159,3 +159,21 @@ test('a checkpoint whose IndexedDB chunks are gone: a clear message naming its v
   assert.match(outcome.text, /damaged \(in browser storage: .*chunk/);
   browser.assertOffline();
 });
+
+test('delete asks first, then removes only that checkpoint (a damaged one too)', async () => {
+  const before = (await listedCheckpoints(page)).map((c) => c.name);
+  assert.ok(before.includes('fresh'));
+  // Declining the confirmation keeps it.
+  page.once('dialog', (d) => d.dismiss());
+  await page.getByRole('button', { name: 'Delete checkpoint fresh', exact: true }).click();
+  await page.getByRole('button', { name: 'Refresh list' }).click();
+  await page.waitForFunction(() => !document.querySelector('#progress:not([hidden])'));
+  assert.deepEqual((await listedCheckpoints(page)).map((c) => c.name), before);
+  // Accepting deletes it, and nothing else.
+  await markSeen(page);
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Delete checkpoint fresh', exact: true }).click();
+  await waitForMessage(page, 'Deleted checkpoint “fresh”');
+  assert.deepEqual((await listedCheckpoints(page)).map((c) => c.name), before.filter((n) => n !== 'fresh'));
+  browser.assertOffline();
+});
