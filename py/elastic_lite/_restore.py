@@ -9,6 +9,7 @@
    record, is reported by variable name with the reason; the others restore.
 """
 
+import gc
 import importlib
 import time
 
@@ -142,6 +143,10 @@ def load_snapshot(data, namespace=None):
         return restored[name]
 
     prev = _rebuild.push(_rebuild.RestoreContext(ns, resolve))
+    # Unpickling allocates many objects and no garbage: automatic collections would only
+    # rescan the growing heap again and again (very visible in Pyodide). Paused meanwhile.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
         for rec in data_records:
             try:
@@ -151,6 +156,8 @@ def load_snapshot(data, namespace=None):
                                       "record": rec["index"], "reason": str(exc)})
     finally:
         _rebuild.pop(prev)
+        if gc_was_enabled:
+            gc.enable()
     report.restored = [n for rec in data_records if state.get(rec["index"]) == "done"
                        for n in rec.get("names") or []]
     report.ms = (time.perf_counter() - t0) * 1000.0
