@@ -166,7 +166,8 @@ def _children(objs, namespace):
 def _stop_ids(namespace):
     """Dicts never to walk into: the namespace itself and every module's globals."""
     import builtins
-    stop = {id(namespace), id(builtins.__dict__)}
+    # Also the immutable singletons every container may hold: sharing them is not aliasing.
+    stop = {id(namespace), id(builtins.__dict__), id(()), id(frozenset())}
     for mod in list(sys.modules.values()):
         d = getattr(mod, "__dict__", None)
         if d is not None:

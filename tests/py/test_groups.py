@@ -75,3 +75,8 @@ def test_budget_stops_the_walk_safely(nb):
     grouping = find_groups(variables, ns, {}, max_objects=1000)
     assert grouping.truncated and "stopped" in grouping.truncated
     assert grouping.groups == [["a", "b", "c"]]
+
+
+def test_shared_empty_tuple_is_not_aliasing(nb):
+    ns = nb("a = [(), frozenset()]\nb = {'k': ()}\nc = [frozenset()]")
+    assert groups_of(ns) == [["a"], ["b"], ["c"]]
