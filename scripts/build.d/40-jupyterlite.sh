@@ -23,8 +23,7 @@ stamp_of() {
 # 1. the extension ---------------------------------------------------------------------
 ext=js/extension
 labext="$ext/elastic_lite_jupyterlite/labextension"
-# js/core.mjs and js/store/ are bundled into the extension
-ext_inputs=("$ext/src" "$ext/schema" "$ext/style" "$ext/package.json" "$ext/tsconfig.json" js/core.mjs js/store)
+ext_inputs=("$ext/src" "$ext/schema" "$ext/style" "$ext/package.json" "$ext/package-lock.json" "$ext/tsconfig.json")
 ext_stamp="$(stamp_of "${ext_inputs[@]}")"
 if [ ! -f "$labext/package.json" ] || [ "$(cat "$ext/.build-stamp" 2>/dev/null)" != "$ext_stamp" ]; then
   log "building the extension"

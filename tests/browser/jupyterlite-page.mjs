@@ -17,6 +17,9 @@ export const NOTEBOOK = 'elastic-lite-demo.ipynb';
 // state, 2 checks it, 3 intro to the magics, 4 the magics.
 export const CELL_BUILD = 1;
 export const CELL_CHECK = 2;
+export const CELL_MAGICS = 4;
+// The sidebar's list of this notebook's checkpoints (not the "not tied to a notebook" one).
+export const ITEM = '#elastic-lite-sidebar .jp-ElasticLite-list:not(.jp-ElasticLite-unattached) .jp-ElasticLite-item';
 // A Pyodide kernel starts in ~10 s here; leave room for a loaded CI machine.
 const KERNEL_MS = 180_000;
 
@@ -99,13 +102,12 @@ export async function waitForStatus(page, pattern, timeout = KERNEL_MS) {
 
 /** Clicks the notebook toolbar's Checkpoint button and waits for the checkpoint to be listed. */
 export async function clickCheckpoint(page) {
-  const before = await page.locator('#elastic-lite-sidebar .jp-ElasticLite-item').count();
+  const before = await page.locator(ITEM).count();
   await page.locator('.jp-ElasticLite-checkpointButton').click();
   const status = await waitForStatus(page, /Checkpoint saved|Checkpoint failed/);
   if (!/Checkpoint saved/.test(status)) throw new Error(status);
   await page.waitForFunction(
-    (n) => document.querySelectorAll('#elastic-lite-sidebar .jp-ElasticLite-item').length > n,
-    before, { timeout: 30_000 });
+    ([sel, n]) => document.querySelectorAll(sel).length > n, [ITEM, before], { timeout: 30_000 });
   return status;
 }
 
@@ -140,15 +142,14 @@ export async function runFromPalette(page, label) {
 
 /** The sidebar's checkpoint items (locator). */
 export function sidebarItems(page) {
-  return page.locator('#elastic-lite-sidebar .jp-ElasticLite-item');
+  return page.locator(ITEM);
 }
 
 /** Waits until the sidebar lists exactly n checkpoints. */
 export async function waitForItemCount(page, n, timeout = 60_000) {
   try {
     await page.waitForFunction(
-      (k) => document.querySelectorAll('#elastic-lite-sidebar .jp-ElasticLite-item').length === k,
-      n, { timeout });
+      ([sel, k]) => document.querySelectorAll(sel).length === k, [ITEM, n], { timeout });
   } catch {
     const have = await sidebarItems(page).count();
     const status = await page.locator('#elastic-lite-sidebar .jp-ElasticLite-status').textContent();

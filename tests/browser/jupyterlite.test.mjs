@@ -8,13 +8,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  CELL_BUILD, CELL_CHECK, answerRestoreOffer, cellOutput, clickCheckpoint, openNotebook,
+  CELL_BUILD, CELL_CHECK, CELL_MAGICS, answerRestoreOffer, cellOutput, clickCheckpoint, openNotebook,
   openSidebar, openSite, waitForNotebook, restartKernelFromMenu, runCell, waitForStatus,
 } from './jupyterlite-page.mjs';
 
 const TIMEOUT = 600_000;
 
-test('checkpoint, reload the page, accept the restore offer, the state is back', { timeout: TIMEOUT }, async () => {
+test('checkpoint, reload the page, accept the restore offer, the state is back; magics too', { timeout: TIMEOUT }, async () => {
   const site = await openSite();
   const { page, browser } = site;
   try {
@@ -35,6 +35,12 @@ test('checkpoint, reload the page, accept the restore offer, the state is back',
 
     const out = await runCell(page, CELL_CHECK, 'restore verified');
     assert.doesNotMatch(out, /Error/);
+
+    // the magics work in the same kernel; the sidebar lists a %checkpoint apart
+    const magics = await runCell(page, CELL_MAGICS, "checkpoint 'magic-demo' saved");
+    assert.match(magics, /elastic-lite-demo\.ipynb/, magics); // %checkpoints lists ours too
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-unattached .jp-ElasticLite-item[data-name="magic-demo"]')
+      .waitFor({ timeout: 30_000 });
     browser.assertOffline();
   } finally {
     await site.close();

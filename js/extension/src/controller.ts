@@ -31,6 +31,12 @@ export class ElasticLiteController {
     return store.list({ notebook });
   }
 
+  /** Checkpoints tied to no notebook: taken with %checkpoint / elastic_lite.checkpoint(name). */
+  async listUnattached(): Promise<IStoreEntry[]> {
+    const store = await getStore();
+    return (await store.list()).filter(e => e.meta?.notebook === null || e.meta?.notebook === undefined);
+  }
+
   async latest(notebook: string): Promise<IStoreEntry | null> {
     const all = await this.list(notebook);
     return all.length ? all[0] : null;

@@ -1,7 +1,7 @@
 // The sidebar panel: the current notebook's checkpoints (time, size, variables) with restore,
 // inspect, export and delete, plus checkpoint and import for the notebook. Plain DOM: the list
 // is short and re-rendered whole when anything changes.
-import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
 import { ElasticLiteController } from './controller';
@@ -53,6 +53,12 @@ export class CheckpointSidebar extends Widget {
     this._body = el('div', { className: 'jp-ElasticLite-body' });
     this.node.append(this._body);
     tracker.currentChanged.connect(() => void this.refresh());
+    // a cell may have run %checkpoint or elastic_lite.checkpoint(): list what it saved
+    NotebookActions.executed.connect((_, { notebook }) => {
+      if (this.isVisible && notebook === this._panel?.content) {
+        void this.refresh();
+      }
+    });
     controller.changed.connect(() => void this.refresh());
     void this.refresh();
   }
@@ -65,10 +71,12 @@ export class CheckpointSidebar extends Widget {
     const token = ++this._renderToken;
     const panel = this._panel;
     let entries: IStoreEntry[] = [];
+    let others: IStoreEntry[] = [];
     let error = '';
     if (panel) {
       try {
         entries = await this.controller.list(panel.context.path);
+        others = await this.controller.listUnattached();
       } catch (e) {
         error = (e as Error).message;
       }
@@ -76,10 +84,10 @@ export class CheckpointSidebar extends Widget {
     if (token !== this._renderToken) {
       return; // a newer refresh is under way
     }
-    this._render(panel, entries, error);
+    this._render(panel, entries, others, error);
   }
 
-  private _render(panel: NotebookPanel | null, entries: IStoreEntry[], error: string): void {
+  private _render(panel: NotebookPanel | null, entries: IStoreEntry[], others: IStoreEntry[], error: string): void {
     const body = this._body;
     body.replaceChildren();
     body.append(el('h2', { className: 'jp-ElasticLite-title', text: 'Elastic Lite' }));
@@ -101,13 +109,22 @@ export class CheckpointSidebar extends Widget {
     }
     if (!entries.length) {
       body.append(el('p', { className: 'jp-ElasticLite-empty', text: 'No checkpoint of this notebook yet.' }));
-      return;
+    } else {
+      const list = el('ul', { className: 'jp-ElasticLite-list' });
+      for (const entry of entries) {
+        list.append(this._item(panel, entry));
+      }
+      body.append(list);
     }
-    const list = el('ul', { className: 'jp-ElasticLite-list' });
-    for (const entry of entries) {
-      list.append(this._item(panel, entry));
+    if (others.length) {
+      // %checkpoint in a cell does not know the notebook's path: show those too, apart
+      body.append(el('h3', { className: 'jp-ElasticLite-subtitle', text: 'Not tied to a notebook (%checkpoint)' }));
+      const list = el('ul', { className: 'jp-ElasticLite-list jp-ElasticLite-unattached' });
+      for (const entry of others) {
+        list.append(this._item(panel, entry));
+      }
+      body.append(list);
     }
-    body.append(list);
   }
 
   private _item(panel: NotebookPanel, entry: IStoreEntry): HTMLElement {
