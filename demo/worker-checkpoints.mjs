@@ -48,16 +48,10 @@ function damage(report) {
   const bad = report.records.filter((r) => !r.ok);
   return {
     variables: bad.flatMap((r) => r.names).filter((n) => n !== '__elastic_lite_manifest__'),
-    where: report.error ? describeLocation(report.error) : bad[0]?.error ? describeLocation(bad[0].error) : null,
+    // The core's messages already name the record and the byte offset.
+    where: bad[0]?.error?.message ?? report.error?.message ?? null,
     reason: report.error?.message ?? bad[0]?.error?.message ?? null,
   };
-}
-
-function describeLocation(error) {
-  const parts = [];
-  if (error.record !== null && error.record !== undefined) parts.push(`record ${error.record}`);
-  if (Number.isFinite(error.offset)) parts.push(`byte ${error.offset}`);
-  return [error.message, parts.join(', ')].filter(Boolean).join(' at ');
 }
 
 // Runs the core's inspection; a file the core cannot even parse becomes a report with ok=false.
