@@ -108,6 +108,27 @@ test('keyboard: Shift+Enter runs the focused cell; the panel is reachable by Tab
   browser.assertOffline();
 });
 
+test('layout: two columns at 1280 px, one column and no sideways scrolling when narrow', async () => {
+  const page = await browser.newPage();
+  await openDemo(page, srv.url);
+  const boxes = async () => page.evaluate(() => {
+    const r = (sel) => document.querySelector(sel).getBoundingClientRect();
+    return { cells: r('.notebook'), panel: r('.panel'), scroll: document.documentElement.scrollWidth, width: innerWidth };
+  });
+  await page.setViewportSize({ width: 1280, height: 900 });
+  let b = await boxes();
+  assert.ok(b.panel.left >= b.cells.right, 'the panel sits beside the cells');
+  assert.ok(b.scroll <= b.width, `no horizontal scroll at 1280 px (${b.scroll} > ${b.width})`);
+  await page.setViewportSize({ width: 390, height: 800 });
+  b = await boxes();
+  assert.ok(b.panel.top >= b.cells.bottom, 'the panel comes after the cells');
+  assert.ok(b.scroll <= b.width, `no horizontal scroll at 390 px (${b.scroll} > ${b.width})`);
+  // The header link jumps to the checkpoint panel on a narrow screen.
+  await page.getByRole('link', { name: 'Go to checkpoints' }).click();
+  assert.ok(await page.evaluate(() => document.querySelector('#panel-title').getBoundingClientRect().top < innerHeight));
+  await page.close();
+});
+
 test('Python runs in a worker: the page keeps responding while a long cell runs', async () => {
   const page = await browser.newPage();
   await openDemo(page, srv.url);
