@@ -89,7 +89,9 @@ async function main(argv) {
     return name ? EXIT.OK : EXIT.USAGE;
   }
   if (name === '--version') {
-    process.stdout.write('elastic-lite 0.1.0\n');
+    const { readFile } = await import('node:fs/promises');
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    process.stdout.write(`elastic-lite ${pkg.version}\n`);
     return EXIT.OK;
   }
   if (!COMMANDS.includes(name)) {
