@@ -1,7 +1,7 @@
 // Pickle stream validator throughput on the same streams, in one run:
 //   WebAssembly core in Node  vs  native core (build/native/el_validate_bench)
 //   vs  pickletools.genops in host CPython (.venv/bin/python).
-// Usage: npm run build && node benchmarks/validate.mjs [--quick]
+// Usage: npm run build && node benchmarks/validate.mjs [--quick | --seconds S]
 // Streams (made once into build/bench/ by benchmarks/validate_streams.py, protocol 5):
 //   dicts  pickle of [{"a": i, "b": str(i), "c": [i, 2*i]} for i in range(100000)]
 //   bytes  ~100 MB: 25,000 records {"id", "name", "blob": 4,000 random bytes}
@@ -17,7 +17,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = path.join(ROOT, 'build/bench');
 const PY = path.join(ROOT, '.venv/bin/python');
 const NATIVE = path.join(ROOT, 'build/native/el_validate_bench');
-const MIN_S = process.argv.includes('--quick') ? 0.3 : 1.0;
+const secArg = process.argv.indexOf('--seconds'); // time per measurement (best of its passes)
+const MIN_S = secArg > 0 ? Number(process.argv[secArg + 1]) : process.argv.includes('--quick') ? 0.3 : 1.0;
 
 execFileSync(PY, [path.join(ROOT, 'benchmarks/validate_streams.py'), OUT], { stdio: 'inherit' });
 const core = await loadCore();
