@@ -1,6 +1,6 @@
-// Helpers shared by MemoryStore and DirectoryStore. (IndexedDBStore keeps its own copy of the
-// name rule because it must stay a module without imports; the rule is re-exported from it
-// here so every store accepts exactly the same names.)
+// Helpers shared by MemoryStore and DirectoryStore. IndexedDBStore keeps its own copies of
+// plainMeta/toBytes/byNewest because it must stay a module without imports; the name rule is
+// re-exported from it here, so every store accepts exactly the same names.
 export { checkName } from './indexeddb.mjs';
 
 /** Plain-data copy of a checkpoint's metadata, with size, createdMs and notebook filled in. */
