@@ -91,3 +91,17 @@ test('every stream the validator accepts passes pickletools.dis with the same gl
   });
   assert.ok(memoRedefined + asciiOnly < accepted.length / 4, `${memoRedefined} + ${asciiOnly} skipped`);
 });
+
+test('the validator knows exactly the opcodes pickletools defines, by the same names', async () => {
+  const core = await loadCore();
+  const ref = JSON.parse(execFileSync(PY, ['-c',
+    'import json, pickletools; print(json.dumps({ord(o.code.encode("latin-1")): o.name for o in pickletools.opcodes}))'],
+  { encoding: 'utf8' }));
+  assert.equal(Object.keys(ref).length, 68);
+  for (let b = 0; b < 256; b++) {
+    const r = core.validatePickle(new Uint8Array([b, 0xff]));
+    const unknown = r.error.offset === 0 && /unknown opcode/.test(r.error.message);
+    assert.equal(!unknown, b in ref, `byte 0x${b.toString(16)}: ${r.error.message}`);
+    if (b in ref && r.error.offset === 0) assert.equal(r.error.opcode, ref[b], `byte 0x${b.toString(16)}`);
+  }
+});
