@@ -208,3 +208,17 @@ test('damaged checkpoints: every report is valid JSON, never ok, and untouched r
     }
   }
 });
+
+test('allocation failure inside wasm is an error, not a crash, and the core keeps working', () => {
+  const s = core.newSink();
+  s.append(new Uint8Array([1, 2, 3]));
+  const x = core.exports;
+  assert.equal(x.el_sink_reserve(s.h, 0x7ff00000) >>> 0, 0); // ~2 GiB: beyond the 2 GiB memory cap
+  assert.match(core._string(x.el_sink_error(s.h)), /out of memory: could not grow the sink/);
+  assert.equal(s.size, 3);
+  s.append(new Uint8Array([4]));
+  assert.deepEqual([...s.bytes()], [1, 2, 3, 4]);
+  s.free();
+  assert.equal(x.el_malloc(0x7ff00000) >>> 0, 0);
+  assert.equal(core.validatePickle(new Uint8Array([0x4e, 0x2e])).ok, true);
+});
