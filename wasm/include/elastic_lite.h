@@ -13,6 +13,10 @@
  * - Pointers returned by el_sink_data/el_sink_reserve/el_writer_data are valid until the next
  *   call that writes to the same sink or writer (the buffer may move when it grows; in
  *   WebAssembly memory.buffer may be replaced: re-create views after every call).
+ * - Handles are not thread-safe; use one handle from one thread at a time. el_last_error is
+ *   one process-wide buffer (WebAssembly and the ctypes backend are single-threaded here).
+ * - The .wasm exports _initialize (a no-op today: the core has no constructors); embedders
+ *   may call it once after instantiation, as WASI reactors expect.
  * - Timestamps cross the API as double (milliseconds since the epoch): exact to 2^53 and a
  *   plain JS number / Python float, so no BigInt is needed at the WebAssembly boundary.
  *
