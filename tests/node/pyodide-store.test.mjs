@@ -5,8 +5,32 @@
 // notebook lambda and an instance of a notebook class) and the live-globals case.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadPyodide } from 'pyodide';
 import { MemoryStore } from '../../js/store/memory.mjs';
+import { installElasticLite } from '../../js/pyodide-glue.mjs';
 import { freshPyodide, py, pyJson } from './helpers/pyodide.mjs';
+
+const WHEELS = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../build/wheels');
+
+// The browser path of the glue (`wheelsUrl`: wheels.json, then each wheel, over HTTP), served
+// from build/wheels on a loopback port.
+async function serveWheels() {
+  const server = http.createServer(async (req, res) => {
+    try {
+      const name = path.basename(new URL(req.url, 'http://x').pathname);
+      res.end(await readFile(path.join(WHEELS, name)));
+    } catch {
+      res.statusCode = 404;
+      res.end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
 
 const STAND_IN_MAIN = String.raw`
 import sys, types
@@ -32,7 +56,7 @@ mixed = {"p": Point(5), "fn": lambda q: f(q) + 1, "lock": threading.Lock()}
 In = ["stand-in history"]; Out = {}
 `;
 
-test('stand-in __main__, async API, JS store shared by two interpreters', async (t) => {
+test('stand-in __main__, async API, JS store shared by two interpreters (one installed over HTTP)', async (t) => {
   const store = new MemoryStore();
   const D = await freshPyodide({ store });
   await py(D, STAND_IN_MAIN);
@@ -56,7 +80,14 @@ test('stand-in __main__, async API, JS store shared by two interpreters', async 
   });
 
   await t.test('restore in another interpreter under its own stand-in __main__', async () => {
-    const E = await freshPyodide({ store });
+    const server = await serveWheels();
+    const E = await loadPyodide({ stdout: () => {}, stderr: () => {} });
+    E.out = [];
+    try {
+      await installElasticLite(E, { wheelsUrl: `http://127.0.0.1:${server.address().port}/wheels/`, store });
+    } finally {
+      server.close();
+    }
     await py(E, STAND_IN_MAIN);
     const rep = await pyJson(E, `(await __import__("elastic_lite").restore()).to_dict()`);
     assert.deepEqual(rep.failed, []);
