@@ -37,13 +37,21 @@ def _describe_error(err):
     return msg
 
 
+def _as_bytes(data):
+    """bytes-like stays as is; a JS Uint8Array/ArrayBuffer (JsProxy) is copied in once."""
+    to_bytes = getattr(data, "to_bytes", None)
+    return to_bytes() if callable(to_bytes) and not isinstance(data, (bytes, bytearray)) else data
+
+
 def inspect(data):
     """The C core's inspection report (see docs/INTERFACES.md) of checkpoint bytes."""
-    return _core.inspect(data, validate=True)
+    return _core.inspect(_as_bytes(data), validate=True)
 
 
 def load_snapshot(data, namespace=None):
+    """Restore checkpoint bytes into `namespace` (default: the user namespace)."""
     t0 = time.perf_counter()
+    data = _as_bytes(data)
     ns = default_namespace() if namespace is None else namespace
     report = RestoreReport()
     info = _core.inspect(data, validate=True)
