@@ -43,6 +43,7 @@ typedef struct {
   size_t *memo; /* dense part: memo[i] for i < memo_cap */
   size_t memo_cap, memo_count;
   u64map sparse;  /* memo entries whose index is far beyond the dense part */
+  uint64_t sparse_min; /* smallest key in sparse (UINT64_MAX if none) */
   u64map literal; /* offset of a string literal's opcode -> interned string id */
   u64map pairs;   /* (module id << 32 | name id) of every global seen */
   size_t *stab;   /* hash set over interned strings: id + 1, 0 = empty */
@@ -151,16 +152,25 @@ static int memo_put(vs *v, uint64_t key, size_t val) {
   if (key < v->memo_cap) {
     added = v->memo[key] == MEMO_EMPTY;
     v->memo[key] = val;
-  } else if (key <= 2 * (uint64_t)v->memo_count + 64) { /* still dense: extend the array */
-    size_t old = v->memo_cap;
-    if (!grow((void **)&v->memo, &v->memo_cap, (size_t)key + 1, sizeof *v->memo)) {
+  } else if (key <= 2 * (uint64_t)v->memo_count + 64 && key < v->sparse_min) {
+    /* still dense: extend the array, doubling, but never over a key already kept in the
+     * sparse map (each key lives in exactly one of the two places) */
+    size_t old = v->memo_cap, cap = old ? old : 64;
+    while (cap <= key) cap *= 2;
+    if ((uint64_t)cap > v->sparse_min) cap = (size_t)v->sparse_min;
+    size_t *m = cap <= SIZE_MAX / sizeof *m ? realloc(v->memo, cap * sizeof *m) : NULL;
+    if (!m) {
       vnomem(v, "memo");
       return 0;
     }
-    memset(v->memo + old, 0xFF, (v->memo_cap - old) * sizeof *v->memo);
+    v->memo = m;
+    v->memo_cap = cap;
+    memset(v->memo + old, 0xFF, (cap - old) * sizeof *v->memo);
     added = 1;
     v->memo[key] = val;
-  } else if (!map_put(&v->sparse, key, val, &added)) {
+  } else if (map_put(&v->sparse, key, val, &added)) {
+    if (key < v->sparse_min) v->sparse_min = key;
+  } else {
     vnomem(v, "memo");
     return 0;
   }
@@ -430,6 +440,7 @@ void el_pickle_validate(const uint8_t *p, size_t n, el_pickle_report *r) {
   v->n = n;
   v->r = r;
   v->op = NO_OPCODE;
+  v->sparse_min = UINT64_MAX;
   if (!p && n) {
     verr(v, "no data (NULL pointer)");
     return;

@@ -125,6 +125,22 @@ static void memo_bounds(void) {
   GOOD("Nr\xff\xff\xff\xffj\xff\xff\xff\xff" "0.", "\"globals\":[]");
   GOOD("Np4611686018427387904\ng4611686018427387904\n0.", "\"globals\":[]");
   GOOD("N\x94h\x00" "0.", "\"globals\":[]"); /* MEMOIZE then BINGET 0 */
+  /* key 200 goes to the sparse map (few entries yet); later MEMOIZEs grow the dense array
+   * towards it: the entry must still be found, and re-putting it must not count it twice */
+  {
+    char b[1024], *q = b;
+    memcpy(q, "Nr\xc8\x00\x00\x00", 6), q += 6; /* NONE, LONG_BINPUT 200 */
+    for (int i = 0; i < 150; i++) *q++ = (char)0x94;   /* MEMOIZE x150: keys 1..150 */
+    memcpy(q, "j\xc8\x00\x00\x00" "0", 6), q += 6;  /* LONG_BINGET 200, POP */
+    memcpy(q, "r\xc8\x00\x00\x00", 5), q += 5;      /* LONG_BINPUT 200 again */
+    memcpy(q, "\x94h\x97" "0", 4), q += 4;            /* MEMOIZE gets key 151 (151 entries), BINGET 151 */
+    *q++ = '.';
+    int ok = 0;
+    char *j = validate(b, (size_t)(q - b), &ok);
+    if (!ok) fprintf(stderr, "sparse/dense memo: %s\n", j);
+    CHECK(ok);
+    free(j);
+  }
   GOOD("(0N.", "\"globals\":[]");             /* POP drops a MARK, as CPython does */
   GOOD("(N1N.", "\"globals\":[]");            /* POP_MARK */
 }
