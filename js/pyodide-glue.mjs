@@ -78,18 +78,28 @@ export async function wheelFiles(options = {}) {
  */
 export async function installElasticLite(pyodide, { wheelsDir, wheelsUrl, store, force = false } = {}) {
   const { picked, read } = await wheelFiles({ wheelsDir, wheelsUrl });
-  const site = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
-  const findSpec = pyodide.runPython('import importlib.util; importlib.util.find_spec');
+  // pyimport, not runPython: runPython would bind `sysconfig`/`importlib` in __main__, which
+  // is the user's namespace (and would end up in their checkpoints as module bindings).
+  const sysconfig = pyodide.pyimport('sysconfig');
+  const paths = sysconfig.get_paths();
+  const site = paths.get('purelib');
+  paths.destroy();
+  sysconfig.destroy();
+  const importlibUtil = pyodide.pyimport('importlib.util');
   try {
     for (const [i, file] of picked.entries()) {
-      const present = !force && findSpec(WHEELS[i]) !== undefined;
+      const spec = importlibUtil.find_spec(WHEELS[i]);
+      const present = !force && spec !== undefined;
+      spec?.destroy?.();
       if (present && WHEELS[i] !== 'elastic_lite') continue;
       pyodide.unpackArchive(await read(file), 'wheel', { extractDir: site });
     }
   } finally {
-    findSpec.destroy();
+    importlibUtil.destroy();
   }
-  pyodide.runPython('import importlib; importlib.invalidate_caches()');
+  const importlib = pyodide.pyimport('importlib');
+  importlib.invalidate_caches();
+  importlib.destroy();
   const wasm = pyodide.FS.readFile(`${site}/elastic_lite/elastic_lite.wasm`);
   const module = await WebAssembly.compile(wasm);
   const core = pyodide.pyimport('elastic_lite._core');

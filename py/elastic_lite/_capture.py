@@ -12,6 +12,9 @@ Reading the namespace never writes to it (we iterate over a copy of its items).
 import sys
 import types
 
+from ._groups import is_notebook_def
+from ._report import type_name
+
 # Names a Jupyter/IPython kernel puts into the user namespace that are not user state.
 KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
 
@@ -65,6 +68,23 @@ def _module_binding(value, ns_module_name):
     return (mod, qual)
 
 
+def _saved_by_own_name(value, ns_module_name, namespace):
+    """True if pickle would write `value` as a reference to ITSELF in the notebook module
+    (its type's __reduce__ returns a bare name, e.g. a wrapper object whose __module__ and
+    __qualname__ were copied from a notebook function). A fresh kernel has no such name, so
+    the record could never load; better to say so when the checkpoint is taken."""
+    if isinstance(value, (type, types.FunctionType, types.ModuleType)):
+        return False
+    try:
+        mod = getattr(value, "__module__", None)
+        if mod != ns_module_name and mod != "__main__":
+            return False
+        qual = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    except Exception:
+        return False
+    return isinstance(qual, str) and namespace.get(qual) is value
+
+
 class Capture:
     """The result of reading a namespace: variables to save and module bindings."""
 
@@ -96,6 +116,13 @@ def capture(namespace, names=None):
                 "reason": f"module {getattr(value, '__name__', '?')!r} is not importable "
                           "by name (not in sys.modules); re-create it after restore",
             })
+        elif not is_notebook_def(value, namespace) and _saved_by_own_name(
+                value, ns_module_name, namespace):
+            result.skipped.append({
+                "name": name, "type": type_name(value),
+                "reason": "pickle saves this object only as a reference to the notebook's own "
+                          f"name {name!r}, which a fresh kernel does not have; re-create it "
+                          "after restore"})
         else:
             result.variables[name] = value
     if wanted is not None:

@@ -23,6 +23,7 @@ variable it has not finished into one group together with everything it has seen
 aliasing is kept, the group is just larger) and says so in `Grouping.truncated`.
 """
 
+import functools
 import gc
 import itertools
 import operator
@@ -58,8 +59,18 @@ def is_notebook_class(obj, namespace):
     return mod == namespace.get("__name__", "__main__") or mod == "__main__"
 
 
+LRU_WRAPPER = type(functools.lru_cache(maxsize=None)(lambda: None))
+
+
+def is_notebook_lru(obj, namespace):
+    """`@functools.lru_cache` / `@functools.cache` on a notebook function."""
+    return type(obj) is LRU_WRAPPER and is_notebook_function(
+        getattr(obj, "__wrapped__", None), namespace)
+
+
 def is_notebook_def(obj, namespace):
-    return is_notebook_function(obj, namespace) or is_notebook_class(obj, namespace)
+    return (is_notebook_function(obj, namespace) or is_notebook_class(obj, namespace)
+            or is_notebook_lru(obj, namespace))
 
 
 class Grouping:

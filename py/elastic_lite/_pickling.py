@@ -21,6 +21,7 @@ import cloudpickle
 import dill
 
 from . import _rebuild
+from ._groups import LRU_WRAPPER
 
 PROTOCOL = 5
 
@@ -52,6 +53,16 @@ def _function_reduce(func):
     state = (attrs, cells, dict(func.__dict__))
     return (_rebuild.make_function, (func.__code__, func.__name__, len(closure or ())),
             state, None, None, _rebuild.function_setstate)
+
+
+def _lru_reduce(obj):
+    params = obj.cache_parameters()
+    return (_rebuild.make_lru_cache, (obj.__wrapped__, params["maxsize"], params["typed"]))
+
+
+def _is_notebook_lru(obj, namespace):
+    return type(obj) is LRU_WRAPPER and type(getattr(obj, "__wrapped__", None)) is \
+        types.FunctionType and obj.__wrapped__.__globals__ is namespace
 
 
 class _Policy:
@@ -101,6 +112,12 @@ class CloudPickler(_Policy, cloudpickle.Pickler):
             if obj.__globals__ is self._el_namespace:
                 return _function_reduce(obj)
             return cloudpickle.Pickler.reducer_override(self, obj)
+        if type(obj) is LRU_WRAPPER:
+            name = self._el_refs.get(id(obj))
+            if name is not None:
+                return (_rebuild.ref, (name,))
+            if _is_notebook_lru(obj, self._el_namespace):
+                return _lru_reduce(obj)
         return NotImplemented
 
 

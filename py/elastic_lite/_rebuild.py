@@ -13,6 +13,7 @@ Two ideas live here:
   object, so identity and `isinstance` hold across records.
 """
 
+import functools
 import threading
 import types
 
@@ -74,3 +75,8 @@ def function_setstate(func, state):
         setattr(func, key, value)
     if fdict:
         func.__dict__.update(fdict)
+
+
+def make_lru_cache(func, maxsize, typed):
+    """A notebook function wrapped by functools.lru_cache/cache (its cache starts empty)."""
+    return functools.lru_cache(maxsize=maxsize, typed=typed)(func)

@@ -60,6 +60,12 @@ def annotated(p: Point, n: int = 1) -> Point:
 def later_ref(q: NotDefinedYet) -> None:  # 3.14: annotations are lazy, this one fails
     return q
 
+@functools.lru_cache(maxsize=None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+fib(30)
+memo = {"fib": fib}
+
 bad = {"blob": b"x" * 300000, "fn": lambda q: q * 2, "lock": threading.Lock()}
 gen = (k for k in range(3))
 fr = sys._getframe()
@@ -90,6 +96,7 @@ assert col is Color.BLUE and Color(1) is Color.RED
 assert part() == 300 and part.func is f
 assert rx.match("12-ab").groups() == ("12", "ab") and rx.flags & re.I
 assert len(victim) == 1000
+assert fib(40) == 102334155 and memo["fib"] is fib and fib.__wrapped__.__globals__ is globals()
 assert annotated.__annotations__ == {"p": Point, "n": int, "return": Point}
 assert annotated(p1) is p1 and later_ref(5) == 5
 

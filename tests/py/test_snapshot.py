@@ -137,3 +137,32 @@ def test_progress_callback(nb):
     calls = []
     el.snapshot(ns, progress=lambda done, total, names: calls.append((done, total, names)))
     assert calls[0] == (0, 3, ["a"]) and calls[-1] == (3, 3, [])
+
+
+def test_lru_cache_function_is_one_object_and_works(nb):
+    ns = nb("import functools\n@functools.lru_cache(maxsize=8)\ndef sq(n):\n    return n * n\n"
+            "sq(3)\nuses = {'sq': sq}")
+    snap = el.snapshot(ns)
+    out = fresh()
+    rep = el.load_snapshot(snap.data, out)
+    assert rep.ok, rep.table()
+    assert out["uses"]["sq"] is out["sq"] and out["sq"](4) == 16
+    assert out["sq"].cache_parameters()["maxsize"] == 8
+    assert out["sq"].__wrapped__.__globals__ is out
+
+
+def test_object_saved_only_by_its_own_name_is_skipped_with_reason(nb):
+    ns = nb("""
+class Marker:
+    def __init__(self, name):
+        self.__name__ = name
+        self.__module__ = "__main__"
+    def __reduce__(self):
+        return self.__name__
+TOKEN = Marker("TOKEN")
+other = 1
+""")
+    snap = el.snapshot(ns)
+    skipped = {s["name"]: s for s in snap.skipped}
+    assert list(skipped) == ["TOKEN"] and "fresh kernel" in skipped["TOKEN"]["reason"]
+    assert "other" in snap.names
