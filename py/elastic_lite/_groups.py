@@ -2,9 +2,12 @@
 
 An id-walk from every variable over the objects it reaches (no pickling): two variables that
 reach a common non-atomic object end up in one group (union-find). The walk goes level by
-level with `gc.get_referents(*frontier)` and set operations on ids, so the per-object work is
-C code (map/compress/set), not a Python loop; what a Python loop still touches is the few
-"special" objects (classes, functions, methods) that need a decision.
+level: `gc.get_referents(*frontier)`, then C-level map/compress/filter over the level's ids
+(never set operations against the whole `owner` map, which would make it quadratic). Python
+code runs once per distinct type and once per distinct class/function met. An object whose
+refcount says it has exactly one referrer is walked through without being recorded (nobody
+else can reach it), which spares most of the bookkeeping in big data. The cyclic GC is paused
+during the walk. Cost: ~0.7 us per reachable object natively, ~0.7-1.5 us in Pyodide.
 
 What the walk does NOT descend into:
 - atomic values (int, str, bytes, float, ...): sharing them does not matter;
