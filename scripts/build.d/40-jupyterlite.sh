@@ -48,7 +48,7 @@ own_wheels=(build/wheels/elastic_lite-*.whl)
 [ ${#own_wheels[@]} -gt 0 ] || log "WARNING: no build/wheels/elastic_lite-*.whl yet: the site will lack elastic_lite"
 kernel_wheels=(build/lite-wheels/*.whl "$kext"/piplite-*.whl "$kext"/pyodide_kernel-*.whl "$kext"/ipykernel-*.whl
                build/wheels/cloudpickle-*.whl build/wheels/dill-*.whl "${own_wheels[@]}")
-site_inputs=(lite node_modules/pyodide/package.json "$labext" "${kernel_wheels[@]}")
+site_inputs=(lite versions.env node_modules/pyodide/package.json "$labext" "${kernel_wheels[@]}")
 site_stamp="$(stamp_of "${site_inputs[@]}")"
 if [ -f "$out/jupyter-lite.json" ] && [ "$(cat "$out/.build-stamp" 2>/dev/null)" = "$site_stamp" ]; then
   exit 0

@@ -33,6 +33,7 @@ export async function openSite() {
   const page = await browser.newPage();
   // JupyterLab asks before leaving a page with unsaved changes; a reload must go through.
   page.on('dialog', (d) => d.accept().catch(() => {}));
+  page.__consoleLines = browser.consoleLines; // for failure messages
   return {
     server, browser, page,
     url: `${server.url}lab/index.html?path=${NOTEBOOK}`,
@@ -73,7 +74,9 @@ export async function runCell(page, n, expect, timeout = KERNEL_MS) {
     await c.locator('.jp-OutputArea-output', { hasText: expect }).first().waitFor({ timeout });
   } catch (e) {
     const out = await cellOutput(page, n).catch(() => '(no output)');
-    throw new Error(`cell ${n} did not print ${expect}; its output:\n${out}\n(${e.message.split('\n')[0]})`);
+    const log = (page.__consoleLines || []).slice(-25).join('\n  ');
+    throw new Error(`cell ${n} did not print ${expect}; its output:\n${out}\n(${e.message.split('\n')[0]})\n` +
+      `last browser console lines:\n  ${log}`);
   }
   return cellOutput(page, n);
 }

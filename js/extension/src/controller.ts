@@ -157,6 +157,7 @@ export class ElasticLiteController {
       variables: names.length,
       names,
       imported: fileName,
+      originalCreatedMs: report.created_ms,
       damaged: report.ok ? undefined : records.filter(r => !r.ok).map(r => r.names)
     });
     this._setStatus(`Imported ${fileName} as ${name}${report.ok ? '' : ' (some records are damaged)'}`);
