@@ -2,7 +2,8 @@
 // serializer, size, time), a bar chart of where the time went, and the skipped variables with
 // the reason. The report shape is made by demo/worker-checkpoints.mjs:
 //   { op, name, size, totalMs, phases: [{label, ms}], variables: [{name, type, serializer,
-//     size, ms}], skipped: [{name, type, reason}], failed: [{names, error}] }
+//     size, ms}], skipped: [{name, type, reason}], failed: [{names, error}], modules: [{name,
+//     module, attr, ok?, error?}], warnings?: [text] }
 import { h, formatBytes, formatMs } from './format.mjs';
 
 export function renderReport(root, report) {
@@ -35,6 +36,18 @@ export function renderReport(root, report) {
       h('h4', {}, report.op === 'checkpoint' ? 'Skipped (not saved)' : 'Not in this checkpoint (skipped when it was taken)'),
       h('ul', {}, report.skipped.map((s) => h('li', {},
         h('code', {}, s.name), s.type ? ` (${s.type})` : '', ': ', s.reason))));
+  }
+  // Imports are not pickled: the checkpoint remembers `import math` / `from x import y` and
+  // runs them again on restore.
+  if (report.modules?.length) {
+    const text = (m) => `${m.name} = ${m.module}${m.attr ? `.${m.attr}` : ''}`;
+    skipped.append(
+      h('h4', {}, report.op === 'checkpoint' ? 'Imports (re-imported on restore, not pickled)' : 'Re-imported'),
+      h('p', { class: 'modules' }, report.modules.flatMap((m, i) => [i ? ', ' : '',
+        h('code', {}, text(m)), m.ok === false ? ` (failed: ${m.error})` : ''])));
+  }
+  if (report.warnings?.length) {
+    skipped.append(h('h4', {}, 'Warnings'), h('ul', {}, report.warnings.map((w) => h('li', {}, w))));
   }
   if (report.failed?.length) {
     skipped.append(

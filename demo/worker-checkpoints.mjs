@@ -111,7 +111,7 @@ async function checkpoint({ name }, { progress }) {
       { label: 'validate', ms: t2 - t1 },
       { label: 'store', ms: t3 - t2 },
     ],
-    variables: snap.variables, skipped: snap.skipped, failed: [],
+    variables: snap.variables, skipped: snap.skipped, failed: [], modules: snap.modules ?? [],
   };
 }
 
@@ -188,6 +188,7 @@ async function restore({ name }, { progress }) {
     variables,
     skipped: loaded.skipped.length ? loaded.skipped : (meta.skipped ?? []),
     failed: loaded.failed,
+    modules: loaded.modules ?? [],
     warnings: loaded.warnings,
   };
 }

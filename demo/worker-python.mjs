@@ -2,22 +2,12 @@
 // Pyodide through the shared glue, and loads demo/bridge.py, which calls elastic_lite's public
 // snapshot()/load_snapshot() and hands back plain data (bytes + JSON) for the page.
 import { installElasticLite } from '../js/pyodide-glue.mjs';
-
-async function loadModule(pyodide, name, url) {
-  const source = await (await fetch(url)).text();
-  const mod = pyodide.runPython(`
-import sys, types
-_m = types.ModuleType(${JSON.stringify(name)})
-sys.modules[_m.__name__] = _m
-_m`);
-  pyodide.runPython(source, { globals: mod.__dict__ });
-  return mod;
-}
+import { loadPythonModule } from './worker-pymodule.mjs';
 
 export async function pythonSide(pyodide, { wheelsUrl, store }) {
   const el = await installElasticLite(pyodide, { wheelsUrl, store });
   el.destroy();
-  const bridge = await loadModule(pyodide, 'elastic_lite_demo_bridge', new URL('./bridge.py', import.meta.url));
+  const bridge = await loadPythonModule(pyodide, 'elastic_lite_demo_bridge', new URL('./bridge.py', import.meta.url));
   const takeSnapshot = bridge.take_snapshot.copy();
   const load = bridge.load.copy();
   bridge.destroy();

@@ -7,6 +7,7 @@
 import { loadPyodide } from '../node_modules/pyodide/pyodide.mjs';
 import * as checkpoints from './worker-checkpoints.mjs';
 import { toTransferable } from './worker-errors.mjs';
+import { loadPythonModule, privateGlobals } from './worker-pymodule.mjs';
 
 const PYODIDE_URL = new URL('../node_modules/pyodide/', import.meta.url).href;
 
@@ -36,20 +37,14 @@ async function init() {
   pyodide.setStdout(streamTo('stdout'));
   pyodide.setStderr(streamTo('stderr'));
   // The cell runner lives in its own module, out of the user's namespace (and checkpoints).
-  const source = await (await fetch(new URL('./cell_runner.py', import.meta.url))).text();
-  const mod = pyodide.runPython(`
-import sys, types
-_m = types.ModuleType("elastic_lite_demo_cells")
-sys.modules[_m.__name__] = _m
-_m`);
-  pyodide.runPython(source, { globals: mod.__dict__ });
+  const mod = await loadPythonModule(pyodide, 'elastic_lite_demo_cells', new URL('./cell_runner.py', import.meta.url));
   runCell = mod.run_cell.copy(); // the module proxy's attributes are borrowed: keep our own
   mod.destroy();
   status('loading', 'Installing Elastic Lite…');
   const info = await checkpoints.setup(pyodide);
   status('ready', 'Python ready');
   return {
-    python: pyodide.runPython('import sys; sys.version.split()[0]'),
+    python: pyodide.runPython('import sys; sys.version.split()[0]', { globals: privateGlobals(pyodide) }),
     pyodide: pyodide.version,
     ...info,
   };
