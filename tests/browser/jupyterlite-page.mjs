@@ -66,10 +66,24 @@ export async function cellOutput(page, n) {
  * `expect` (a string or RegExp). Fails with the cell's actual output otherwise.
  */
 export async function runCell(page, n, expect, timeout = KERNEL_MS) {
+  await settleDialogs(page);
   const c = cell(page, n);
-  await c.locator('.jp-InputPrompt').click();
+  const prompt = c.locator('.jp-InputPrompt');
+  const before = (await prompt.innerText()).trim();
+  await prompt.click();
   await page.keyboard.press('Escape'); // command mode: Shift+Enter runs the selected cell
   await page.keyboard.press('Shift+Enter');
+  // the prompt turns to [*] (queued or running) or a new number once the run is accepted;
+  // on a loaded machine the first key press can land before the notebook has focus: retry once
+  const handle = await prompt.elementHandle();
+  const accepted = () => page.waitForFunction(
+    ([el, old]) => el.textContent.trim() !== old, [handle, before], { timeout: 15_000 });
+  if (!(await accepted().then(() => true, () => false))) {
+    await settleDialogs(page);
+    await prompt.click();
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Shift+Enter');
+  }
   try {
     await c.locator('.jp-OutputArea-output', { hasText: expect }).first().waitFor({ timeout });
   } catch (e) {
@@ -79,6 +93,23 @@ export async function runCell(page, n, expect, timeout = KERNEL_MS) {
       `last browser console lines:\n  ${log}`);
   }
   return cellOutput(page, n);
+}
+
+/**
+ * JupyterLab may ask which kernel to use when the notebook opens before the kernel specs are
+ * known (seen on a heavily loaded machine): answer with its default (Python (Pyodide)). Any
+ * other open dialog is unexpected here: fail with its text.
+ */
+export async function settleDialogs(page) {
+  const dialog = page.locator('.jp-Dialog');
+  if (!(await dialog.count())) return;
+  const text = await dialog.first().innerText().catch(() => '');
+  if (/Select Kernel/i.test(text) || (await dialog.first().locator('button[aria-label="Select Kernel"]').count())) {
+    await dialog.first().locator('button.jp-mod-accept').click();
+    await dialog.first().waitFor({ state: 'detached', timeout: 10_000 });
+    return;
+  }
+  throw new Error(`an unexpected dialog is open: ${text}`);
 }
 
 /** Opens the Elastic Lite sidebar. */
