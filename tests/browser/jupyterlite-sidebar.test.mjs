@@ -126,6 +126,28 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
     await waitForStatus(page, /^Restored /);
     await runCell(page, CELL_CHECK, 'restore verified');
 
+    // 7b. a damaged IndexedDB entry: Restore fails with the reason; the kernel and its state
+    //     are untouched (the bytes are validated before anything is unpickled)
+    await page.evaluate(async () => {
+      const url = `${location.origin}/extensions/elastic-lite-jupyterlite/static/elastic-lite/js/store/indexeddb.mjs`;
+      const { IndexedDBStore } = await import(url);
+      const store = new IndexedDBStore();
+      const garbage = new Uint8Array(300).map((_, i) => (i * 7919) & 255);
+      await store.put('elastic-lite-demo.ipynb damaged', garbage,
+        { notebook: 'elastic-lite-demo.ipynb', createdMs: Date.now(), variables: 1, names: ['x'] });
+      await store.close();
+    });
+    await page.locator('#elastic-lite-sidebar button', { hasText: 'Refresh' }).click();
+    await waitForItemCount(page, 2);
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-item[data-name="elastic-lite-demo.ipynb damaged"] button',
+      { hasText: 'Restore' }).click();
+    const failed = await waitForStatus(page, /Restore failed/);
+    assert.match(failed, /Restore failed: \S.{10,}/, failed); // a reason, not just "failed"
+    await runCell(page, CELL_CHECK, 'restore verified');
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-item[data-name="elastic-lite-demo.ipynb damaged"] button',
+      { hasText: 'Delete' }).click();
+    await waitForItemCount(page, 1);
+
     // 8. auto-checkpoint: off by default; on, a successful cell leads to one "(auto)" checkpoint
     await runFromPalette(page, 'Auto-checkpoint after each successful cell');
     await runCell(page, CELL_BUILD, 'state built');

@@ -100,7 +100,9 @@ export class CheckpointSidebar extends Widget {
     body.append(
       el('div', { className: 'jp-ElasticLite-toolbar' }, [
         button('Checkpoint', () => void this._run(() => this.controller.checkpoint(panel)), 'Checkpoint the kernel now'),
-        button('Import…', () => this._fileInput.click(), 'Import a checkpoint file (.elc) for this notebook')
+        button('Import…', () => this._fileInput.click(), 'Import a checkpoint file (.elc) for this notebook'),
+        // another tab or a kernel cell may have changed the store: IndexedDB has no change events
+        button('Refresh', () => void this.refresh(), 'List the checkpoints again')
       ])
     );
     body.append(el('div', { className: 'jp-ElasticLite-status', text: this.controller.status }));
