@@ -3,16 +3,17 @@
 // in native CPython, side by side. Run after `npm run build`:
 //
 //   node benchmarks/serializer.mjs            # prints a Markdown table (takes a few minutes)
-//   node benchmarks/serializer.mjs --json     # the raw rows
+//   node benchmarks/serializer.mjs --json     # the raw rows (also always in build/bench/)
 //
 // Groups: 100,000 small dicts; 20,000 instances of a notebook-defined class; 50 MiB of bytes.
 // Serializers: dill, dill(byref=True), pickle, cloudpickle, pickle-then-dill, and
 // elastic_lite.snapshot() (grouping walk + policy + the C core's sink, container included).
-// Dump and load are medians of 5; "fresh" = does the payload restore in an interpreter where
+// Dump and load are medians of 5 of the process's CPU time (wall times are in --json; on a
+// shared machine they swing 2-3x between runs); "fresh" = does the payload restore in an interpreter where
 // the notebook code never ran (a new process / a new Pyodide instance). The same Python body
 // (benchmarks/serializer_cases.py) runs in both environments.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { createPyodide } from '../js/pyodide-glue.mjs';
@@ -41,7 +42,6 @@ async function pyodideRows() {
   await loadBench(A);
   const version = A.runPython('import sys; sys.version.split()[0]');
   const cases = A.runPython('list(bench.CASES)').toJs();
-  const serializers = A.runPython('bench.SERIALIZERS').toJs();
   const freshOrder = A.runPython('bench.FRESH_ORDER').toJs();
   const rows = [];
   for (const c of cases) {
@@ -49,18 +49,21 @@ async function pyodideRows() {
     const B = await createPyodide(quiet);
     await loadBench(B);
     A.runPython(`bench.setup(${JSON.stringify(c)})`);
+    const res = A.runPython(`_rows, _payloads = bench.measure_case(${JSON.stringify(c)}); (_rows, _payloads)`);
+    const caseRows = res.get(0).toJs({ dict_converter: Object.fromEntries });
+    const payloadsPy = res.get(1);
     const payloads = new Map();
-    for (const s of serializers) {
-      const res = A.runPython(`_row, _payload = bench.measure(${JSON.stringify(c)}, ${JSON.stringify(s)}); (_row, _payload)`);
-      const [rowProxy, payloadProxy] = [res.get(0), res.get(1)];
-      const row = rowProxy.toJs({ dict_converter: Object.fromEntries });
+    for (const row of caseRows) {
       row.env = `Pyodide ${version} (Node ${process.versions.node})`;
-      payloads.set(s, payloadProxy ? payloadProxy.toJs() : null);
-      rowProxy.destroy(); payloadProxy?.destroy(); res.destroy();
-      A.runPython('del _row, _payload');
+      const p = payloadsPy.get(row.serializer);
+      payloads.set(row.serializer, p ? p.toJs() : null);
+      p?.destroy();
       rows.push(row);
-      log(`pyodide ${c} ${s}: ${row.dump_ms?.toFixed(1)} ms`);
+      log(`pyodide ${c} ${row.serializer}: ${row.dump_ms?.toFixed(1)} ms CPU`);
     }
+    payloadsPy.destroy();
+    res.destroy();
+    A.runPython('del _rows, _payloads');
     A.runPython(`bench.teardown(${JSON.stringify(c)})`);
     const check = B.runPython('lambda c, s, p: bench.check_fresh(c, s, p.to_bytes())');
     for (const s of freshOrder) {
@@ -81,7 +84,7 @@ function table(rows) {
   const out = [];
   for (const c of [...new Set(rows.map((r) => r.case))]) {
     out.push(`\n**${c}**\n`);
-    out.push(`| serializer | size MB | ${envs.map((e) => `${e}: dump ms | load ms | × pickle | fresh`).join(' | ')} |`);
+    out.push(`| serializer | size MB | ${envs.map((e) => `${e}: dump CPU ms | load CPU ms | × pickle | fresh`).join(' | ')} |`);
     out.push(`|---|---:|${envs.map(() => '---:|---:|---:|---').join('|')}|`);
     for (const s of [...new Set(rows.filter((r) => r.case === c).map((r) => r.serializer))]) {
       const cells = envs.map((e) => {
@@ -104,5 +107,8 @@ function table(rows) {
 }
 
 const rows = [...nativeRows(), ...(await pyodideRows())];
+mkdirSync(path.join(ROOT, 'build/bench'), { recursive: true });
+writeFileSync(path.join(ROOT, 'build/bench/serializer.json'), JSON.stringify(rows, null, 2));
+log('raw rows (with wall times) in build/bench/serializer.json');
 if (process.argv.includes('--json')) console.log(JSON.stringify(rows, null, 2));
 else console.log(table(rows));

@@ -7,7 +7,8 @@ class, exactly what a cell defines):
   bytes50    one 50 MiB bytes object
 Per group, serializers: dill, dill(byref=True), pickle, cloudpickle, pickle-then-dill (the
 ElasticNotebook order) and elastic_lite.snapshot() (grouping walk, policy and the C core's
-sink included). Dump and load: median of 5 runs each. Whether each restores in a FRESH
+sink included). Dump and load: median of 5 runs each, CPU time of the process (the column
+the driver prints) and wall time (in --json). Whether each restores in a FRESH
 interpreter (one where the notebook code never ran) is checked by the driver with
 `check_fresh()` in a new process / new Pyodide instance.
 
@@ -15,6 +16,7 @@ Driver: benchmarks/serializer.mjs (see benchmarks/README section in the project 
 """
 
 import gc
+import os
 import pickle
 import statistics
 import sys
@@ -42,7 +44,7 @@ ROOT = {"dicts": "data", "instances": "items", "bytes50": "blob"}
 NAMES = {"dicts": ["data"], "instances": ["Item", "items"], "bytes50": ["blob"]}
 SERIALIZERS = ["dill", "dill(byref=True)", "pickle", "cloudpickle", "pickle-then-dill",
                "elastic_lite.snapshot"]
-RUNS = 5
+RUNS = int(os.environ.get("EL_BENCH_RUNS", "5"))  # 5 per the design table; fewer for a smoke run
 
 
 def _main_ns():
@@ -96,31 +98,69 @@ def _el_loader(case):
     return load
 
 
-def _median_ms(fn):
-    times = []
-    out = None
-    for _ in range(RUNS):
-        gc.collect()
-        t0 = time.perf_counter()
-        out = fn()
-        times.append((time.perf_counter() - t0) * 1000.0)
-        if len(times) < RUNS:
-            out = None
-    return statistics.median(times), out
+def _cpu_clock():
+    """Seconds of CPU time of this process. The benchmark machine is shared (CI runs other
+    suites next to it), so wall time swings by 2-3x between runs while CPU time of this
+    single-threaded work does not. In Pyodide, time.process_time() is wall time; Node's
+    process.cpuUsage() is the real thing (all threads of the Node process, so V8's own GC and
+    compiler threads count too)."""
+    if sys.platform == "emscripten":
+        try:
+            import js
+            usage = js.process.cpuUsage
+        except Exception:
+            return time.process_time
+
+        def clock():
+            u = usage()
+            return (u.user + u.system) / 1e6
+        return clock
+    return time.process_time
 
 
-def measure(case, name):
-    """One row: dump/load medians and the payload (for the fresh-interpreter check)."""
-    dump, load = codec(case, name)
-    row = {"case": case, "serializer": name}
-    try:
-        row["dump_ms"], payload = _median_ms(dump)
-    except Exception as exc:
-        row.update(dump_ms=None, load_ms=None, size=None, error=f"{type(exc).__name__}: {exc}")
-        return row, None
-    row["size"] = len(payload)
-    row["load_ms"], _ = _median_ms(lambda: load(payload))
-    return row, payload
+CPU = _cpu_clock()
+
+
+def _timed(fn):
+    gc.collect()
+    c0, w0 = CPU(), time.perf_counter()
+    out = fn()
+    return (CPU() - c0) * 1000.0, (time.perf_counter() - w0) * 1000.0, out
+
+
+def measure_case(case):
+    """Rows for every serializer on one group, and the payloads (for the fresh check).
+
+    Runs are interleaved (run 1 of every serializer, then run 2, ...) so that load from other
+    processes on a shared machine spreads over all serializers instead of hitting one."""
+    codecs = {name: codec(case, name) for name in SERIALIZERS}
+    rows = {name: {"case": case, "serializer": name} for name in SERIALIZERS}
+    times = {name: {"dump": [], "dump_wall": [], "load": [], "load_wall": []}
+             for name in SERIALIZERS}
+    payloads = {}
+    for phase in ("dump", "load"):
+        for _ in range(RUNS):
+            for name in SERIALIZERS:
+                if "error" in rows[name]:
+                    continue
+                dump, load = codecs[name]
+                try:
+                    if phase == "dump":
+                        payloads[name] = None  # free the previous run's bytes first
+                        cpu, wall, payloads[name] = _timed(dump)
+                    else:
+                        cpu, wall, _ = _timed(lambda: load(payloads[name]))
+                except Exception as exc:
+                    rows[name]["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+                    payloads[name] = None
+                    continue
+                times[name][phase].append(cpu)
+                times[name][phase + "_wall"].append(wall)
+    for name, row in rows.items():
+        for key, values in times[name].items():
+            row[key + "_ms"] = statistics.median(values) if len(values) == RUNS else None
+        row["size"] = len(payloads[name]) if payloads.get(name) is not None else None
+    return list(rows.values()), payloads
 
 
 def check(case, obj):

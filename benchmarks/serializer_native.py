@@ -38,17 +38,15 @@ def main():
     rows = []
     for case in bench.CASES:
         bench.setup(case)
-        payloads = {}
-        for name in bench.SERIALIZERS:
-            row, payload = bench.measure(case, name)
+        case_rows, payloads = bench.measure_case(case)
+        for row in case_rows:
             row["env"] = "native CPython " + sys.version.split()[0]
-            rows.append(row)
-            payloads[name] = payload
-            print(f"[native] {case} {name}: {row.get('dump_ms')}", file=sys.stderr)
+            print(f"[native] {case} {row['serializer']}: {row.get('dump_ms')}", file=sys.stderr)
+        rows.extend(case_rows)
         bench.teardown(case)
         for name in bench.FRESH_ORDER:
             row = next(r for r in rows if r["case"] == case and r["serializer"] == name)
-            row["fresh"] = fresh_check(case, name, payloads[name]) if payloads[name] else "no"
+            row["fresh"] = fresh_check(case, name, payloads[name]) if payloads.get(name) else "no"
         payloads.clear()
     json.dump(rows, sys.stdout)
 
