@@ -10,6 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import path from 'node:path';
 import { loadCore } from '../js/core.mjs';
 
@@ -67,4 +68,5 @@ for (const r of rows) {
 }
 console.log('\nwasm time excludes copying the stream into wasm memory once: ' +
   rows.map((r) => `${r.name} ${f(r.wasm.copy_s * 1000)} ms`).join(', '));
-console.log(`host: Node ${process.versions.node}, ${execFileSync(PY, ['-c', 'import sys; print(sys.version.split()[0])'], { encoding: 'utf8' }).trim()} CPython`);
+console.log(`host: Node ${process.versions.node}, ${execFileSync(PY, ['-c', 'import sys; print(sys.version.split()[0])'], { encoding: 'utf8' }).trim()} CPython, ` +
+  `${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)} (figures drop when other jobs share the cores)`);
