@@ -47,8 +47,13 @@ def _hidden_names(namespace):
     return getattr(shell, "user_ns_hidden", {}) or {}
 
 
-def _module_binding(value, ns_module_name):
-    """(module, attr) to re-import `value` from, or None if it is not an import binding."""
+def _module_binding(value, ns_module_name, imported):
+    """(module, attr) to re-import `value` from, or None if it is not an import binding.
+    `imported` maps id(object in sys.modules) -> its name: that also catches module-like
+    objects that are not ModuleType (Pyodide's `import js` is a JsProxy)."""
+    name = imported.get(id(value))
+    if name is not None:
+        return (name, None)
     if isinstance(value, types.ModuleType):
         name = getattr(value, "__name__", None)
         if name and sys.modules.get(name) is value:
@@ -97,6 +102,8 @@ class Capture:
 def capture(namespace, names=None):
     ns_module_name = namespace.get("__name__", "__main__")
     hidden = _hidden_names(namespace)
+    imported = {id(m): n for n, m in list(sys.modules.items()) if m is not None}
+    imported.pop(id(namespace.get("__builtins__")), None)
     result = Capture()
     wanted = None if names is None else set(names)
     for name, value in list(namespace.items()):
@@ -107,7 +114,7 @@ def capture(namespace, names=None):
             continue
         elif name in hidden and hidden[name] is value:
             continue
-        binding = _module_binding(value, ns_module_name)
+        binding = _module_binding(value, ns_module_name, imported)
         if binding is not None:
             result.modules.append({"name": name, "module": binding[0], "attr": binding[1]})
         elif isinstance(value, types.ModuleType):

@@ -12,6 +12,7 @@ import dataclasses, enum, functools, re, sys, threading
 import json as jsn
 from math import sqrt
 from os.path import join as pjoin
+import js as jsmod  # a JsProxy in sys.modules, not a ModuleType: still a module binding
 
 i = 42; big = 2 ** 100; fl = 3.5; cx = 1 + 2j; s = "héllo"; bt = b"\x00\x01"
 ba = bytearray(b"ab"); lst = [1, [2, 3]]; tup = (1, (2,)); dct = {"a": 1, "n": {"b": [1]}}
@@ -108,6 +109,8 @@ assert jsn.loads("[1]") == [1] and sqrt(16) == 4 and pjoin("a", "b") == "a/b"
 import re as _re_check, dataclasses as _dc_check
 assert re is _re_check and dataclasses is _dc_check
 assert "gen" not in globals() and "fr" not in globals()
+import js as _js_check
+assert jsmod is _js_check
 `;
 
 test('checkpoint in one interpreter, restore in fresh ones', async (t) => {
@@ -166,6 +169,7 @@ _snap.data
     assert.deepEqual(mods.jsn, { name: 'jsn', module: 'json', attr: null });
     assert.deepEqual(mods.sqrt, { name: 'sqrt', module: 'math', attr: 'sqrt' });
     assert.equal(mods.pjoin.attr, 'join');
+    assert.deepEqual(mods.jsmod, { name: 'jsmod', module: 'js', attr: null });
     assert.ok(!snap.groups.some((g) => g.names.includes('jsn')));
   });
 
