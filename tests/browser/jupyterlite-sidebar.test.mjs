@@ -87,7 +87,9 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
     await table.waitFor({ timeout: 30_000 });
     const report = await first.locator('.jp-ElasticLite-inspect').innerText();
     assert.match(report, /all valid/, report);
-    assert.match(report, /cloudpickle|dill|pickle/, report);
+    // cloudpickle for most groups; the group holding a lock went through dill, in this kernel
+    assert.match(report, /\bguarded\s+dill\b/, report);
+    assert.match(report, /\bdata\s+cloudpickle\b/, report);
     assert.match(report, /\bscale\b/, report);
     // a record whose payload imports something lists it (module.name)
     assert.match(report, /\b[a-z_]+\.[A-Za-z_]+\b/, report);
