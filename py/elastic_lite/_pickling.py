@@ -15,6 +15,8 @@ Protocol 5 everywhere (the C core validates protocols 0-5).
 
 import copyreg
 import pickle
+import re
+import threading
 import types
 
 import cloudpickle
@@ -55,6 +57,23 @@ def _function_reduce(func):
             state, None, None, _rebuild.function_setstate)
 
 
+_RLOCK_TYPE = type(threading.RLock())
+_RLOCK_COUNT = re.compile(r"count=(\d+)")
+
+
+def _rlock_reduce(lock):
+    """dill saves an RLock as (count, owner) read from its repr and restores it with
+    `_acquire_restore`, so an UNLOCKED RLock (owner=0) comes back owned by a thread 0 that
+    does not exist: its next `acquire()` blocks forever, and in single-threaded Pyodide that
+    freezes the kernel. No thread of the saving session exists after restore, so we keep
+    only what the saving thread itself held (re-acquired by the restoring thread)."""
+    count = 0
+    if lock._is_owned():
+        found = _RLOCK_COUNT.search(repr(lock))
+        count = int(found.group(1)) if found else 1
+    return (_rebuild.make_rlock, (count,))
+
+
 def _lru_reduce(obj):
     params = obj.cache_parameters()
     return (_rebuild.make_lru_cache, (obj.__wrapped__, params["maxsize"], params["typed"]))
@@ -78,6 +97,8 @@ class _Policy:
             return (_rebuild.ref, (name,))
         if type(obj) is types.FunctionType and obj.__globals__ is self._el_namespace:
             return _function_reduce(obj)
+        if type(obj) is _RLOCK_TYPE:  # only dill reaches here: cloudpickle refuses locks
+            return _rlock_reduce(obj)
         return NotImplemented
 
 

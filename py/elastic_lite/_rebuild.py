@@ -80,3 +80,11 @@ def function_setstate(func, state):
 def make_lru_cache(func, maxsize, typed):
     """A notebook function wrapped by functools.lru_cache/cache (its cache starts empty)."""
     return functools.lru_cache(maxsize=maxsize, typed=typed)(func)
+
+
+def make_rlock(count):
+    """A threading.RLock held `count` times by the restoring thread (0: unlocked)."""
+    lock = threading.RLock()
+    for _ in range(count):
+        lock.acquire()
+    return lock

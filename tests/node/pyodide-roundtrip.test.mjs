@@ -68,6 +68,7 @@ fib(30)
 memo = {"fib": fib}
 
 bad = {"blob": b"x" * 300000, "fn": lambda q: q * 2, "lock": threading.Lock()}
+sync = {"rlock": threading.RLock(), "cond": threading.Condition()}  # dill: RLock inside
 gen = (k for k in range(3))
 fr = sys._getframe()
 `;
@@ -104,6 +105,8 @@ assert annotated(p1) is p1 and later_ref(5) == 5
 assert bad["blob"] == b"x" * 300000 and bad["fn"](4) == 8
 assert bad["lock"].acquire() and not bad["lock"].acquire(blocking=False)
 bad["lock"].release()
+# dill alone restores a free RLock as owned by a dead thread: this acquire would never return.
+assert sync["rlock"].acquire(blocking=False) and sync["cond"].acquire(blocking=False)
 
 assert jsn.loads("[1]") == [1] and sqrt(16) == 4 and pjoin("a", "b") == "a/b"
 import re as _re_check, dataclasses as _dc_check
@@ -136,7 +139,11 @@ _snap.data
     // cloudpickle flushes 64 KiB frames to the sink: the 300 kB blob was written, then rewound.
     assert.ok(badGroup.rewound_bytes > 65536, `rewound only ${badGroup.rewound_bytes} bytes`);
     assert.equal(badGroup.names.length, 1, 'the failing variable stays in a small group');
-    for (const g of snap.groups.filter((g) => g !== badGroup)) assert.equal(g.serializer, 'cloudpickle', g.names.join());
+    const syncGroup = snap.groups.find((g) => g.names.includes('sync'));
+    assert.equal(syncGroup.serializer, 'dill');
+    for (const g of snap.groups.filter((g) => g !== badGroup && g !== syncGroup)) {
+      assert.equal(g.serializer, 'cloudpickle', g.names.join());
+    }
   });
 
   await t.test('container: validates, one record per group plus the manifest, no leftovers', () => {

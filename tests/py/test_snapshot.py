@@ -60,6 +60,31 @@ def test_dill_fallback_rewinds_the_partial_cloudpickle_stream(nb):
     assert out["bad"]["blob"] == b"z" * 500000 and out["bad"]["lock"].acquire()
 
 
+def test_locks_restore_usable_not_owned_by_a_dead_thread(nb):
+    # dill alone restores an unlocked RLock as held by "thread 0": acquire() then blocks
+    # forever (a frozen kernel in Pyodide). Elastic Lite restores it free, and keeps what the
+    # saving thread held as held by the restoring thread.
+    ns = nb("""
+import threading
+held = threading.RLock(); held.acquire(); held.acquire()
+sync = {"rlock": threading.RLock(), "held": held, "cond": threading.Condition(),
+        "event": threading.Event(), "lock": threading.Lock()}
+""")
+    snap = el.snapshot(ns)
+    assert next(g for g in snap.groups if "sync" in g.names).serializer == "dill"
+    out = fresh()
+    assert el.load_snapshot(snap.data, out).failed == []
+    sync = out["sync"]
+    assert sync["rlock"].acquire(blocking=False) and sync["lock"].acquire(blocking=False)
+    with sync["cond"]:
+        sync["cond"].notify_all()
+    sync["event"].set() and sync["event"].wait(0)
+    held = out["held"]
+    assert held is sync["held"] and held._is_owned()
+    held.release(); held.release()
+    assert not held._is_owned()
+
+
 def test_unserializable_is_skipped_with_reason_and_group_split(nb):
     ns = nb("""
 data = [1, 2]
