@@ -344,8 +344,14 @@ async function quotaError(name, needed, cause) {
       }
     }
   } catch { /* the estimate is best effort */ }
+  // The estimate is the browser's guess and can contradict the refusal (Chromium reports its
+  // disk-wide figure even when the site's own limit is far lower): say so instead of
+  // claiming gigabytes are free while the write just failed.
   const freeText = free == null ? 'free space unknown (navigator.storage.estimate() is not available)'
-    : `about ${fmtBytes(free)} free of a ${fmtBytes(quota)} quota`;
+    : free >= needed
+      ? `the browser estimates about ${fmtBytes(free)} free of a ${fmtBytes(quota)} quota, but refused ` +
+        'the write: its real limit for this site is lower'
+      : `the browser estimates about ${fmtBytes(free)} free of a ${fmtBytes(quota)} quota`;
   const err = new Error(`Not enough browser storage to save checkpoint "${name}": it needs ${fmtBytes(needed)}, ` +
     `${freeText}. Delete old checkpoints (elastic-lite rm NAME, or Delete in the checkpoints panel) ` +
     `and try again. The previous checkpoint "${name}", if any, is unchanged.`);

@@ -159,6 +159,10 @@ for (const mode of ['synchronous', 'asynchronous']) {
       assert.match(err.message, /Delete old checkpoints \(elastic-lite rm NAME/);
       assert.equal(err.needed, 6000);
       assert.equal(err.free, 2000);
+      // An estimate that contradicts the refusal is not presented as free space.
+      estimate.usage = 0; estimate.quota = 10 ** 10;
+      const err2 = await store.put('q', payload(6 * CHUNK, 3), { notebook: 'x', createdMs: 2 }).then(() => null, (e) => e);
+      assert.match(err2.message, /estimates about .* free .* but refused the write: its real limit for this site is lower/);
     });
 
     assert.deepEqual((await store.get('q')).bytes, old);
