@@ -6,19 +6,20 @@
     await el.checkpoint("before-train")   # ... through the store (IndexedDB in a browser)
     await el.restore("before-train")
     await el.list_checkpoints(); await el.delete_checkpoint("before-train")
+    el.set_notebook("analysis.ipynb")     # later checkpoints (and the magics) are this notebook's
     %load_ext elastic_lite                # %checkpoint [name], %restore [name], %checkpoints
 """
 
 from ._report import GroupReport, RestoreReport, Snapshot
 from ._restore import CheckpointError, inspect, load_snapshot
 from ._snapshot import snapshot
-from ._store import (MemoryStore, StoreError, checkpoint, delete_checkpoint, get_store,
-                     list_checkpoints, restore, set_store)
+from ._store import (MemoryStore, StoreError, checkpoint, delete_checkpoint, get_notebook,
+                     get_store, list_checkpoints, restore, set_notebook, set_store)
 from ._version import __version__
 
 __all__ = [
     "snapshot", "load_snapshot", "inspect", "checkpoint", "restore", "list_checkpoints",
-    "delete_checkpoint", "set_store", "get_store", "MemoryStore", "Snapshot", "RestoreReport",
+    "delete_checkpoint", "set_store", "get_store", "set_notebook", "get_notebook", "MemoryStore", "Snapshot", "RestoreReport",
     "GroupReport", "CheckpointError", "StoreError", "__version__",
 ]
 

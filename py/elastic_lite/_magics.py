@@ -1,6 +1,9 @@
 """IPython magics: %checkpoint [name], %restore [name], %checkpoints.
 
 Imported only by `%load_ext elastic_lite` (IPython is not part of plain Pyodide).
+The magics work on the notebook given to `elastic_lite.set_notebook()` (the JupyterLite
+extension sets it when the kernel starts): %checkpoint ties its checkpoint to it, and
+%checkpoints and a bare %restore see only its checkpoints. Without one, all checkpoints.
 A magic is a plain function, but the store is async. The snapshot (and, for %restore, the
 load) is therefore done synchronously in the magic, and only the store call is awaited:
 - a store whose coroutines never suspend (the in-memory one) is driven to completion here;
@@ -15,7 +18,7 @@ import asyncio
 from ._report import _table, human_size
 from ._restore import load_snapshot
 from ._snapshot import snapshot
-from ._store import DEFAULT_NAME, MemoryStore, StoreError, get_store
+from ._store import DEFAULT_NAME, MemoryStore, StoreError, get_notebook, get_store
 
 
 def _drive(coro):
@@ -79,7 +82,7 @@ def _parse_name(line):
 def checkpoint_magic(shell, line):
     name = _parse_name(line) or DEFAULT_NAME
     snap = snapshot(namespace=shell.user_ns)
-    meta = {"notebook": None, "size": len(snap.data), "variables": len(snap.names),
+    meta = {"notebook": get_notebook(), "size": len(snap.data), "variables": len(snap.names),
             "names": snap.names,
             "skipped": [{k: s[k] for k in ("name", "type", "reason")} for s in snap.skipped]}
 
@@ -95,16 +98,21 @@ def checkpoint_magic(shell, line):
     return _run(factory, done)
 
 
+def _of_notebook(notebook):
+    return f" of {notebook}" if notebook is not None else ""
+
+
 def restore_magic(shell, line):
     name = _parse_name(line)
+    notebook = get_notebook()
 
     async def fetch(store):
         chosen = name
         if chosen is None:
-            entries = await store.list()
+            entries = await store.list(notebook=notebook)
             if not entries:
-                raise StoreError("there is no checkpoint to restore yet; take one with "
-                                 "%checkpoint [name]")
+                raise StoreError(f"there is no checkpoint{_of_notebook(notebook)} to restore "
+                                 "yet; take one with %checkpoint [name]")
             chosen = entries[0]["name"]
         entry = await store.get(chosen)
         if entry is None:
@@ -125,10 +133,14 @@ def restore_magic(shell, line):
 
 
 def checkpoints_magic(shell, line):
+    notebook = get_notebook()
+
     def done(entries):
         if not entries:
-            print("no checkpoints yet (take one with %checkpoint [name])")
+            print(f"no checkpoints{_of_notebook(notebook)} yet (take one with %checkpoint [name])")
             return
+        if notebook is not None:
+            print(f"checkpoints of {notebook}:")
         import datetime
         rows = []
         for e in entries:
@@ -140,7 +152,7 @@ def checkpoints_magic(shell, line):
                          str(m.get("variables", "?")), str(len(m.get("skipped") or []))])
         print(_table(["name", "created", "size", "variables", "skipped"], rows))
 
-    factory = _with_store(lambda store: store.list())
+    factory = _with_store(lambda store: store.list(notebook=notebook))
     if isinstance(_store_now(), MemoryStore):
         ok, value = _drive(factory())
         if ok:

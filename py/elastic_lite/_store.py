@@ -195,9 +195,34 @@ async def get_store():
     return _store
 
 
+_notebook = None
+
+
+def set_notebook(path):
+    """Tie later checkpoints to the notebook at `path` (None: to no notebook).
+
+    `checkpoint()` without `notebook=` and the magics (%checkpoint, %restore, %checkpoints) use
+    it; `meta.notebook` is what the JupyterLite sidebar and its restore offer select by. The
+    JupyterLite extension calls it whenever a notebook's kernel starts."""
+    global _notebook
+    if path is not None and (not isinstance(path, str) or not path):
+        raise TypeError(f"set_notebook() takes a notebook path (a non-empty str) or None; "
+                        f"got {path!r}")
+    _notebook = path
+    return path
+
+
+def get_notebook():
+    """The notebook path set by set_notebook(), or None."""
+    return _notebook
+
+
 async def checkpoint(name=None, namespace=None, names=None, notebook=None, progress=None):
-    """Snapshot the namespace and save it in the store under `name`; returns the Snapshot."""
+    """Snapshot the namespace and save it in the store under `name`; returns the Snapshot.
+    `notebook` (default: the one given to set_notebook()) goes into the entry's metadata."""
     name = name or DEFAULT_NAME
+    if notebook is None:
+        notebook = _notebook
     store = await get_store()
     snap = snapshot(namespace=namespace, names=names, progress=progress)
     meta = {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  CELL_BUILD, CELL_CHECK, CELL_MAGICS, answerRestoreOffer, cellOutput, clickCheckpoint, openNotebook,
+  CELL_BUILD, CELL_CHECK, CELL_MAGICS, ITEM, answerRestoreOffer, cellOutput, clickCheckpoint, openNotebook,
   openSidebar, openSite, waitForNotebook, restartKernelFromMenu, runCell, waitForStatus,
 } from './jupyterlite-page.mjs';
 
@@ -36,11 +36,17 @@ test('checkpoint, reload the page, accept the restore offer, the state is back; 
     const out = await runCell(page, CELL_CHECK, 'restore verified');
     assert.doesNotMatch(out, /Error/);
 
-    // the magics work in the same kernel; the sidebar lists a %checkpoint apart
-    const magics = await runCell(page, CELL_MAGICS, "checkpoint 'magic-demo' saved");
-    assert.match(magics, /elastic-lite-demo\.ipynb/, magics); // %checkpoints lists ours too
-    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-unattached .jp-ElasticLite-item[data-name="magic-demo"]')
-      .waitFor({ timeout: 30_000 });
+    // the magics work in the same kernel, on this notebook: the extension told the kernel its
+    // path (elastic_lite.set_notebook), so %checkpoints lists this notebook's checkpoints (the
+    // toolbar's one and the magic's) and the sidebar lists the magic's with the notebook's own
+    const magics = await runCell(page, CELL_MAGICS,
+      /checkpoints of elastic-lite-demo\.ipynb:[\s\S]*-----[\s\S]*\d+\s*$/);
+    assert.match(magics, /checkpoint 'magic-demo' saved/, magics);
+    assert.match(magics, /^magic-demo\s/m, magics);
+    assert.match(magics, /^elastic-lite-demo\.ipynb \d{4}-/m, magics); // the toolbar's checkpoint
+    await page.locator(`${ITEM}[data-name="magic-demo"]`).waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator('#elastic-lite-sidebar .jp-ElasticLite-unattached').count(), 0,
+      'no checkpoint is listed as not tied to a notebook');
     browser.assertOffline();
   } finally {
     await site.close();

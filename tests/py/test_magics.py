@@ -1,5 +1,7 @@
 """%load_ext elastic_lite in a real IPython shell: %checkpoint, %checkpoints, %restore."""
 
+import asyncio
+
 import pytest
 
 # IPython is in .venv as a dependency of the pinned jupyterlab (scripts/setup.sh).
@@ -16,6 +18,7 @@ def shell():
     yield sh
     sh.reset()
     el.set_store(None)
+    el.set_notebook(None)
 
 
 def run(sh, code, capsys):
@@ -59,3 +62,59 @@ def test_restore_without_name_takes_newest_and_errors_are_clear(shell, capsys):
     assert shell.user_ns["a"] == 2
     with pytest.raises(el.StoreError, match="no checkpoint named 'nope'"):
         shell.run_line_magic("restore", "nope")
+
+
+def _notebooks(store):
+    """{checkpoint name: meta.notebook} of every entry in the in-memory store."""
+    return {e["name"]: e["meta"]["notebook"] for e in asyncio.run(store.list())}
+
+
+def test_magics_default_to_the_notebook_set(shell, capsys):
+    store = asyncio.run(el.get_store())
+    run(shell, "a = 'other'", capsys)
+    run(shell, "%checkpoint unattached", capsys)
+    el.set_notebook("other.ipynb")
+    run(shell, "%checkpoint theirs", capsys)
+
+    assert el.set_notebook("work/analysis.ipynb") == "work/analysis.ipynb"
+    assert el.get_notebook() == "work/analysis.ipynb"
+    run(shell, "a = 1", capsys)
+    run(shell, "%checkpoint mine", capsys)
+    assert _notebooks(store) == {"unattached": None, "theirs": "other.ipynb",
+                                 "mine": "work/analysis.ipynb"}
+
+    out = run(shell, "%checkpoints", capsys)
+    assert "checkpoints of work/analysis.ipynb" in out and "mine" in out
+    assert "theirs" not in out and "unattached" not in out
+
+    # a bare %restore takes this notebook's newest, not the store's newest
+    el.set_notebook("other.ipynb")
+    run(shell, "a = 2", capsys)
+    run(shell, "%checkpoint theirs-newer", capsys)
+    el.set_notebook("work/analysis.ipynb")
+    run(shell, "a = 3", capsys)
+    out = run(shell, "%restore", capsys)
+    assert "'mine'" in out and shell.user_ns["a"] == 1
+    # by name, any checkpoint still restores
+    run(shell, "%restore theirs-newer", capsys)
+    assert shell.user_ns["a"] == 2
+
+    el.set_notebook("empty.ipynb")
+    assert "no checkpoints of empty.ipynb yet" in run(shell, "%checkpoints", capsys)
+    with pytest.raises(el.StoreError, match="no checkpoint of empty.ipynb to restore"):
+        shell.run_line_magic("restore", "")
+
+
+def test_checkpoint_uses_the_notebook_set_unless_given(shell):
+    store = asyncio.run(el.get_store())
+    ns = {"x": 1}
+    el.set_notebook("nb.ipynb")
+    asyncio.run(el.checkpoint("default", namespace=ns))
+    asyncio.run(el.checkpoint("explicit", namespace=ns, notebook="elsewhere.ipynb"))
+    el.set_notebook(None)
+    asyncio.run(el.checkpoint("none-set", namespace=ns))
+    assert _notebooks(store) == {"default": "nb.ipynb", "explicit": "elsewhere.ipynb",
+                                 "none-set": None}
+    assert [e["name"] for e in asyncio.run(el.list_checkpoints("nb.ipynb"))] == ["default"]
+    with pytest.raises(TypeError, match="notebook path"):
+        el.set_notebook(42)

@@ -8,7 +8,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { checkpointName, exportFileName, formatBytes, formatTime } from './format';
 import { IKernelResult, runInKernel } from './kernel';
 import { getCore, getStore, IInspectReport, IStoreEntry } from './modules';
-import { checkpointCode, restoreCode } from './python';
+import { checkpointCode, restoreCode, setNotebookCode } from './python';
 
 export class ElasticLiteController {
   /** Emitted when the checkpoints of a notebook changed (payload: the notebook path). */
@@ -31,7 +31,11 @@ export class ElasticLiteController {
     return store.list({ notebook });
   }
 
-  /** Checkpoints tied to no notebook: taken with %checkpoint / elastic_lite.checkpoint(name). */
+  /**
+   * Checkpoints tied to no notebook: taken with %checkpoint / elastic_lite.checkpoint(name)
+   * in a kernel that was never told its notebook (another front end, or the notebook's kernel
+   * before `bindNotebook` ran).
+   */
   async listUnattached(): Promise<IStoreEntry[]> {
     const store = await getStore();
     return (await store.list()).filter(e => e.meta?.notebook === null || e.meta?.notebook === undefined);
@@ -54,6 +58,32 @@ export class ElasticLiteController {
     const message = result instanceof Error ? result.message : result.error || 'unknown error';
     this._setStatus(`${what} failed: ${message}`);
     throw new Error(`${what} failed: ${message}`);
+  }
+
+  /**
+   * Tell the notebook's (fresh) kernel which notebook it serves: `elastic_lite.set_notebook`,
+   * silently, importing (or installing) elastic_lite first. Only for Python kernels; failures
+   * are logged, not shown: the notebook works without it, `%checkpoint` is then unattached.
+   */
+  async bindNotebook(panel: NotebookPanel): Promise<boolean> {
+    const kernel = panel.sessionContext.session?.kernel;
+    if (!kernel || panel.isDisposed) {
+      return false;
+    }
+    try {
+      const info = await kernel.info;
+      if (info.language_info?.name !== 'python') {
+        return false;
+      }
+      const result = await runInKernel(kernel, setNotebookCode(panel.context.path));
+      if (!result.ok) {
+        console.warn(`Elastic Lite: cannot tie the kernel to ${panel.context.path}:`, result.error);
+      }
+      return result.ok;
+    } catch (e) {
+      console.warn(`Elastic Lite: cannot tie the kernel to ${panel.context.path}:`, e);
+      return false;
+    }
   }
 
   /** Checkpoint the notebook's kernel. Returns the checkpoint name. */

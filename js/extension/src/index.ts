@@ -178,14 +178,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
 };
 
 /**
- * Offers a restore whenever the notebook gets a fresh kernel: on page load (the kernel is new
- * after a reload), after a restart from the menu, and after a kernel change.
+ * Whenever the notebook gets a fresh kernel (on page load: the kernel is new after a reload;
+ * after a restart from the menu; after a kernel change), tells it its notebook path
+ * (`elastic_lite.set_notebook`) and offers a restore. The path is sent again after a rename.
  */
 function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, settings: ISettings): void {
   const ctx = panel.sessionContext;
   let restarting = false;
   // A restart can signal both a status change and a kernel change: coalesce them into one offer.
   let pending = 0;
+  const bind = () => void controller.bindNotebook(panel);
   const offer = () => {
     restarting = false;
     window.clearTimeout(pending);
@@ -200,6 +202,7 @@ function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, se
       restarting = true;
     } else if (restarting && status === 'idle') {
       restarting = false;
+      bind();
       offer();
     }
   };
@@ -212,12 +215,21 @@ function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, se
   void ctx.ready.then(() => {
     follow(ctx.session?.kernel);
     if (ctx.session?.kernel) {
+      bind();
       offer();
     }
     ctx.kernelChanged.connect((_, change) => {
       follow(change.newValue);
+      if (change.newValue) {
+        bind();
+      }
       if (change.newValue && change.oldValue) {
         offer();
+      }
+    });
+    panel.context.pathChanged.connect(() => {
+      if (ctx.session?.kernel) {
+        bind();
       }
     });
   });

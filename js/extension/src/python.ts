@@ -46,3 +46,11 @@ d = rep.to_dict()
 _out({"ok": True, "complete": rep.ok, "restored": d["restored"], "failed": d["failed"],
       "modules": [m for m in d["modules"] if not m["ok"]], "warnings": d["warnings"], "ms": d["ms"]})`);
 }
+
+// Ties the kernel's later checkpoints to the notebook: `%checkpoint` and
+// `elastic_lite.checkpoint(name)` in a cell then carry `meta.notebook`, so the sidebar lists
+// them with the notebook's own and the restore offer after a reload can pick them.
+export function setNotebookCode(notebook: string): string {
+  return wrap(`elastic_lite.set_notebook(${py(notebook)})
+_out({"ok": True})`);
+}

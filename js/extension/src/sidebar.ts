@@ -119,8 +119,8 @@ export class CheckpointSidebar extends Widget {
       body.append(list);
     }
     if (others.length) {
-      // %checkpoint in a cell does not know the notebook's path: show those too, apart
-      body.append(el('h3', { className: 'jp-ElasticLite-subtitle', text: 'Not tied to a notebook (%checkpoint)' }));
+      // checkpoints with no notebook (a kernel that was never told its notebook): apart
+      body.append(el('h3', { className: 'jp-ElasticLite-subtitle', text: 'Not tied to a notebook' }));
       const list = el('ul', { className: 'jp-ElasticLite-list jp-ElasticLite-unattached' });
       for (const entry of others) {
         list.append(this._item(panel, entry));
