@@ -42,8 +42,10 @@ def main():
                  "(scripts/build.d/10-core.sh) must run first")
 
     files = {}  # archive path -> source path
-    for src in sorted(glob.glob(os.path.join(HERE, "elastic_lite", "*.py"))):
-        files[f"elastic_lite/{os.path.basename(src)}"] = src
+    # *.json: package data read at run time (denylist.json, also read by the CLI).
+    for pattern in ("*.py", "*.json"):
+        for src in sorted(glob.glob(os.path.join(HERE, "elastic_lite", pattern))):
+            files[f"elastic_lite/{os.path.basename(src)}"] = src
     files["elastic_lite/elastic_lite.wasm"] = args.wasm
     for src in args.js:
         if os.path.exists(src):

@@ -74,8 +74,9 @@ class Session {
     return { bytes, report: JSON.parse(json) };
   }
 
-  /** Loads checkpoint bytes into __main__; returns the restore report (plain data). */
-  load(bytes) {
-    return JSON.parse(this._call('load', bytes));
+  /** Loads checkpoint bytes into __main__; returns the restore report (plain data). trust:
+   * also load records that would call deny-listed globals (os.system, ...; see trust.mjs). */
+  load(bytes, { trust = false } = {}) {
+    return JSON.parse(this._call('load', bytes, !!trust));
   }
 }

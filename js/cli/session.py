@@ -36,11 +36,12 @@ def take_snapshot(on_progress=None):
     return [to_js(snap.data), json.dumps(report)]
 
 
-def load(data):
-    """data: a JS Uint8Array. Returns the JSON restore report."""
+def load(data, trust=False):
+    """data: a JS Uint8Array. Returns the JSON restore report. trust: also load records that
+    would call deny-listed globals (see elastic_lite._trust)."""
     payload = data.to_bytes()
     t0 = time.perf_counter()
-    rep = elastic_lite.load_snapshot(payload)
+    rep = elastic_lite.load_snapshot(payload, trust=bool(trust))
     ms = (time.perf_counter() - t0) * 1000.0
     as_dict = rep.to_dict() if hasattr(rep, "to_dict") else {k: v for k, v in vars(rep).items() if not k.startswith("_")}
     out = _plain(as_dict)

@@ -7,13 +7,17 @@
    once. A record that refers to a notebook function/class of another record
    (`_rebuild.ref`) loads that record first (once). A bad record, or one that needs a bad
    record, is reported by variable name with the reason; the others restore.
+4. A record whose globals (listed by the core in step 1) hit the deny-list of `_trust`
+   (os.system, subprocess.*, builtins.eval, js.*, ...) is not unpickled at all unless
+   `trust=True`: it is reported as failed ("would call os.system when loaded; refused ...").
+   Not a sandbox (see _trust.py): it stops the direct attack of a hostile checkpoint file.
 """
 
 import gc
 import importlib
 import time
 
-from . import _core, _rebuild
+from . import _core, _rebuild, _trust
 from ._capture import default_namespace
 from ._pickling import load, load_plain
 from ._report import RestoreReport
@@ -48,8 +52,13 @@ def inspect(data):
     return _core.inspect(_as_bytes(data), validate=True)
 
 
-def load_snapshot(data, namespace=None):
-    """Restore checkpoint bytes into `namespace` (default: the user namespace)."""
+def load_snapshot(data, namespace=None, trust=False):
+    """Restore checkpoint bytes into `namespace` (default: the user namespace).
+
+    Records that would import a deny-listed global (one that runs commands or code, see
+    `_trust`) are refused and reported as failed, unless `trust=True`: pass that only for a
+    checkpoint you made yourself. `inspect(data)` lists every global each record imports.
+    """
     t0 = time.perf_counter()
     data = _as_bytes(data)
     ns = default_namespace() if namespace is None else namespace
@@ -117,6 +126,11 @@ def load_snapshot(data, namespace=None):
         names = rec.get("names") or []
         if not rec.get("ok"):
             err = _RecordFailed(f"record {idx} is damaged: {_describe_error(rec.get('error'))}")
+            state[idx] = err
+            raise err
+        hits = [] if trust else _trust.denied_globals(rec.get("globals"))
+        if hits:
+            err = _RecordFailed(_trust.refusal(hits))
             state[idx] = err
             raise err
         state[idx] = "loading"

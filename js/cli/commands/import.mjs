@@ -1,11 +1,14 @@
 // `elastic-lite import FILE [--name NAME]`: validate a checkpoint file, then store it. A file
-// that is not whole is refused with the very message `verify FILE` prints.
+// that is not whole is refused with the very message `verify FILE` prints. A file whose records
+// would call deny-listed globals (os.system, builtins.eval, ...) is still stored, with a warning
+// on stderr: restore refuses those records unless --trust.
 import path from 'node:path';
 import { CliError, EXIT } from '../errors.mjs';
 import { timed } from '../progress.mjs';
 import { fmtBytes } from '../format.mjs';
 import { readFileBytes } from '../files.mjs';
 import { inspectBytes, firstProblem, problemLine } from '../checkpoint-file.mjs';
+import { deniedRecords } from '../trust.mjs';
 
 export default {
   summary: 'validate a checkpoint file and add it to the store',
@@ -34,8 +37,14 @@ export default {
       producer: report.producer, python: report.python,
     };
     await timed({}, 'write', `writing checkpoint "${name}"`, () => store.put(name, bytes, meta));
-    ctx.emit({ name, file: path.resolve(file), size: bytes.byteLength, report });
+    const denied = deniedRecords(report);
+    ctx.emit({ name, file: path.resolve(file), size: bytes.byteLength, report, denied });
     ctx.say(`Imported ${file} as checkpoint "${name}" (${fmtBytes(bytes.byteLength)}, ${names.length} variables).`);
+    for (const r of denied) {
+      ctx.warn(`${file}: record ${r.index} (${r.names.join(', ')}) would call ${r.denied.map((d) => d.global).join(', ')} ` +
+        `when restored (${[...new Set(r.denied.map((d) => d.why))].join('; ')}). Restore refuses it unless --trust; ` +
+        'use that only if you made this checkpoint yourself (see: elastic-lite inspect).');
+    }
     return EXIT.OK;
   },
 };

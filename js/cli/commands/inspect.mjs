@@ -1,10 +1,12 @@
 // `elastic-lite inspect NAME|FILE`: what a checkpoint holds, from the validator alone: header,
 // records (names, serializer, sizes, CRC state) and the globals each record would import when
-// restored. Nothing is unpickled, so it is safe on a file from anywhere.
+// restored. Nothing is unpickled, so it is safe on a file from anywhere. Globals on the restore
+// deny-list (js/cli/trust.mjs: os.system, builtins.eval, ...) are marked "⚠ runs code".
 import { CliError, EXIT } from '../errors.mjs';
 import { timed } from '../progress.mjs';
 import { fmtBytes, fmtDate, table } from '../format.mjs';
 import { resolveCheckpoint, inspectBytes, firstProblem, problemLine } from '../checkpoint-file.mjs';
+import { deniedRecords } from '../trust.mjs';
 
 const MANIFEST = '__elastic_lite_manifest__';
 
@@ -18,7 +20,8 @@ export default {
     const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
     const report = await timed({}, 'validate', 'validating (CRC32C, pickle streams)', () => inspectBytes(src.bytes));
     const problem = firstProblem(report);
-    ctx.emit({ source: src.label, meta: src.meta ?? null, report, problem: problem && { ...problem, line: problemLine(src.label, problem) } });
+    const denied = deniedRecords(report);
+    ctx.emit({ source: src.label, meta: src.meta ?? null, report, problem: problem && { ...problem, line: problemLine(src.label, problem) }, denied });
     const records = report.records ?? [];
     if (problem && records.length === 0 && report.format_version == null) {
       // Not even a header: one line, like verify.
@@ -60,7 +63,13 @@ export default {
       for (const r of withGlobals) {
         const label = r.names.includes(MANIFEST) ? 'manifest' : r.names.join(', ');
         ctx.say(`  ${r.index} (${label}): ${r.globals.map((g) => g.join('.')).join(', ')}`);
+        const hit = denied.find((d) => d.index === r.index);
+        if (hit) ctx.say(`      ⚠ runs code: ${hit.denied.map((d) => `${d.global} (${d.why})`).join(', ')}`);
       }
+    }
+    if (denied.length) {
+      ctx.say(`\n⚠ ${denied.length} record${denied.length === 1 ? '' : 's'} would call code-running globals when restored; ` +
+        'restore refuses them unless --trust (trust=True in Python). Use that only for a checkpoint you made yourself.');
     }
     if (problem) ctx.stderr.write(`elastic-lite: ${problemLine(src.label, problem)}\n`);
     return problem ? EXIT.FAILED : EXIT.OK;

@@ -2,7 +2,8 @@
 // validated (before anything is unpickled), the session restored into __main__, then CODE run
 // exactly as the notebook's next cell would run it (stdout printed, the value of a final
 // expression shown like Out[n]). Damaged records are reported by variable name while the rest
-// restore. Exit 1 if nothing could be restored or CODE raised.
+// restore. Exit 1 if nothing could be restored or CODE raised. Records that would call
+// deny-listed globals (os.system, builtins.eval, ...; js/cli/trust.mjs) are refused unless --trust.
 //
 // With -c, stdout carries only CODE's output (so `x=$(elastic-lite restore NAME -c ...)`
 // works); the restore summary and timings go to stderr.
@@ -14,11 +15,14 @@ import { timed } from '../progress.mjs';
 
 export default {
   summary: 'restore a checkpoint into a fresh Pyodide and run code in it',
-  usage: 'restore NAME|FILE [-c CODE]',
+  usage: 'restore NAME|FILE [-c CODE] [--trust]',
   description: 'Exit status 1 when nothing could be restored or CODE raised (its traceback is printed).\n' +
-    'Damaged records are reported by variable name; the others are restored.',
+    'Damaged records are reported by variable name; the others are restored.\n' +
+    'Records that would call code-running globals (os.system, eval, ...; see inspect) are refused\n' +
+    'unless --trust. Not a sandbox: trust only checkpoints you made yourself.',
   options: {
     code: { type: 'string', short: 'c', help: 'Python to run in the restored namespace, as the next cell' },
+    trust: { type: 'boolean', help: 'also load records that would call code-running globals (only for your own checkpoints)' },
   },
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw usageError('restore needs one checkpoint NAME (or FILE).');
@@ -34,7 +38,7 @@ export default {
     const session = await timed(timings, 'interpreter_start_ms', 'starting Python (Pyodide)', () => startSession({ echo: !ctx.json, store: ctx.store() }));
     let report;
     try {
-      report = await timed(timings, 'unpickle_ms', 'restoring variables', () => session.load(src.bytes));
+      report = await timed(timings, 'unpickle_ms', 'restoring variables', () => session.load(src.bytes, { trust: !!ctx.values.trust }));
     } catch (err) {
       const msg = String(err.message).trim().split('\n').filter(Boolean).pop() ?? 'restore failed';
       throw new CliError(`${src.label}: restore failed: ${msg.replace(/^[\w.]*(Error|Exception): /, '')}`, EXIT.FAILED);
