@@ -1,4 +1,4 @@
-"""IPython magics: %checkpoint [name], %restore [name], %checkpoints.
+"""IPython magics: %checkpoint [name], %restore [name] [--trust], %checkpoints.
 
 Imported only by `%load_ext elastic_lite` (IPython is not part of plain Pyodide).
 The magics work on the notebook given to `elastic_lite.set_notebook()` (the JupyterLite
@@ -102,7 +102,15 @@ def _of_notebook(notebook):
     return f" of {notebook}" if notebook is not None else ""
 
 
+def _parse_trust(line):
+    """`%restore [name] [--trust]` -> (rest of the line, trust)."""
+    words = line.split()
+    trust = "--trust" in words
+    return " ".join(w for w in words if w != "--trust"), trust
+
+
 def restore_magic(shell, line):
+    line, trust = _parse_trust(line)
     name = _parse_name(line)
     notebook = get_notebook()
 
@@ -121,7 +129,7 @@ def restore_magic(shell, line):
 
     def done(result):
         chosen, data = result
-        report = load_snapshot(data, namespace=shell.user_ns)
+        report = load_snapshot(data, namespace=shell.user_ns, trust=trust)
         print(f"checkpoint {chosen!r}: " + report.table())
 
     factory = _with_store(fetch)

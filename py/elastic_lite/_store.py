@@ -238,8 +238,11 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
     return snap
 
 
-async def restore(name=None, namespace=None):
-    """Load checkpoint `name` (default: the newest) into the namespace; returns the report."""
+async def restore(name=None, namespace=None, trust=False):
+    """Load checkpoint `name` (default: the newest) into the namespace; returns the report.
+
+    Records that would import a deny-listed callable (os.system, eval, ...) are refused and
+    reported unless `trust=True`: pass it only for a checkpoint you made yourself."""
     store = await get_store()
     if name is None:
         entries = await store.list()
@@ -252,7 +255,7 @@ async def restore(name=None, namespace=None):
         names = [e["name"] for e in await store.list()]
         raise StoreError(f"no checkpoint named {name!r}; the store holds "
                          f"{', '.join(map(repr, names)) or 'none'}")
-    report = load_snapshot(entry["bytes"], namespace=namespace)
+    report = load_snapshot(entry["bytes"], namespace=namespace, trust=trust)
     report.name = name
     return report
 

@@ -167,3 +167,29 @@ def test_the_deny_list_file_is_well_formed():
     assert _trust.why_denied("pathlib", "Path.write_text")
     assert _trust.why_denied("os", "execvp") and not _trust.why_denied("os", "stat_result")
     assert not _trust.why_denied("posixpath", "join") and not _trust.why_denied("os.", "system")
+
+
+def test_async_restore_and_the_magic_refuse_unless_trusted(spy):
+    """`await restore(name, trust=...)` and `%restore NAME [--trust]` pass trust through."""
+    import asyncio
+    from IPython.core.interactiveshell import InteractiveShell
+
+    el.set_store(el.MemoryStore())
+    try:
+        store = asyncio.run(el.get_store())
+        asyncio.run(store.put("hostile", crafted([(["evil"], "pickle", EVIL_OS)]), {}))
+        out = {"__name__": "__main__"}
+        rep = asyncio.run(el.restore("hostile", namespace=out))
+        assert spy == [] and "evil" not in out and rep.failed[0]["names"] == ["evil"]
+        rep = asyncio.run(el.restore("hostile", namespace=out, trust=True))
+        assert spy == ["true"] and out["evil"] == 0 and rep.failed == []
+
+        sh = InteractiveShell.instance()
+        sh.run_cell("%load_ext elastic_lite", store_history=False)
+        sh.run_cell("%restore hostile", store_history=False).raise_error()
+        assert spy == ["true"] and "evil" not in sh.user_ns and sh.user_ns["kept"] == {"a": [1, 2]}
+        sh.run_cell("%restore hostile --trust", store_history=False).raise_error()
+        assert spy == ["true", "true"] and sh.user_ns["evil"] == 0
+        sh.reset()
+    finally:
+        el.set_store(None)
