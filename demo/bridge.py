@@ -9,6 +9,7 @@ import json
 import sys
 
 import elastic_lite
+from elastic_lite._report import type_name as _type_name
 from js import Object, Uint8Array
 from pyodide.ffi import to_js
 
@@ -16,13 +17,6 @@ from pyodide.ffi import to_js
 def _short(names, limit=3):
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-def _type_name(value):
-    t = type(value)
-    mod = getattr(t, "__module__", "builtins")
-    qual = getattr(t, "__qualname__", t.__name__)
-    return qual if mod in ("builtins", "__main__") else f"{mod}.{qual}"
 
 
 def take_snapshot(progress):

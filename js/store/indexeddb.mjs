@@ -52,7 +52,7 @@ export function checkName(name) {
 
 // Meta is stored as plain data (a JSON copy) so it is structured-cloneable whatever the caller
 // passed (a converted Python dict, an object with methods...), and detached from the caller.
-function plainMeta(meta, size) {
+export function plainMeta(meta, size) {
   const copy = meta == null ? {} : JSON.parse(JSON.stringify(meta));
   if (typeof copy !== 'object' || Array.isArray(copy)) throw new Error('Checkpoint metadata must be an object.');
   copy.size = size;
@@ -61,7 +61,7 @@ function plainMeta(meta, size) {
   return copy;
 }
 
-function toBytes(bytes) {
+export function toBytes(bytes) {
   if (bytes instanceof Uint8Array) return bytes;
   if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -89,7 +89,7 @@ function reqPromise(req) {
   });
 }
 
-function byNewest(a, b) {
+export function byNewest(a, b) {
   return (b.meta.createdMs ?? 0) - (a.meta.createdMs ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
