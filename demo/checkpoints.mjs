@@ -107,14 +107,20 @@ export class CheckpointPanel {
       const report = await this.#withProgress(`Restoring “${name}”…`,
         (onProgress) => this.kernel.call('restore', { name }, { onProgress }));
       renderReport(this.reportEl, report);
-      if (report.failed.length) {
+      // A refused record (it would call os.system, eval...) is not damage: say which is which.
+      const refused = report.failed.filter((f) => /^would call .*; refused\b/.test(f.error));
+      const damaged = report.failed.filter((f) => !refused.includes(f));
+      for (const [kind, failed] of [['corrupt', damaged], ['refused', refused]]) {
+        if (!failed.length) continue;
         explainError({
-          kind: 'corrupt',
-          variables: report.failed.flatMap((f) => f.names),
+          kind,
+          variables: failed.flatMap((f) => f.names),
           restored: report.variables.map((v) => v.name),
-          message: report.failed.map((f) => `${f.names.join(', ')}: ${f.error}`).join('\n'),
+          message: failed.map((f) => `${f.names.join(', ')}: ${f.error}`).join('\n'),
+          calls: [...new Set(failed.map((f) => /^would call (.*?) when loaded/.exec(f.error)?.[1]).filter(Boolean))],
         }, { action: 'restore', name });
-      } else {
+      }
+      if (!report.failed.length) {
         showMessage({
           level: 'ok', key: 'op',
           title: `Restored “${name}”`,

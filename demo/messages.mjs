@@ -77,6 +77,18 @@ export function explainError(err, { action, name } = {}) {
           'Delete this checkpoint, or restore an older one.'].filter(Boolean);
       return showMessage({ level: 'error', key: 'corrupt', title: action === 'import' ? 'Damaged checkpoint file' : 'Damaged checkpoint', lines, detail: err.message });
     }
+    case 'refused': {
+      // Records whose pickle would call a deny-listed function (os.system, eval, ...): never
+      // loaded. Not damage: the file is whole, but restoring it as is would run its code.
+      const lines = [
+        `Checkpoint ${what} would run code when loaded${err.calls?.length ? ` (it calls ${err.calls.join(', ')})` : ''}, ` +
+          `so these variables were not restored: ${listNames(err.variables)}.`,
+        err.restored?.length ? `Restored (their records call nothing dangerous): ${listNames(err.restored)}.` : null,
+        'A checkpoint saved by Elastic Lite never does this: the file was probably crafted or altered. ' +
+          'Delete it unless you made it yourself (then the Python API can load it with trust=True).',
+      ].filter(Boolean);
+      return showMessage({ level: 'error', key: 'refused', title: 'Refused to load code-running variables', lines, detail: err.message });
+    }
     case 'not-checkpoint':
       return showMessage({
         level: 'error', key: 'import',

@@ -177,3 +177,38 @@ test('delete asks first, then removes only that checkpoint (a damaged one too)',
   assert.deepEqual((await listedCheckpoints(page)).map((c) => c.name), before.filter((n) => n !== 'fresh'));
   browser.assertOffline();
 });
+
+test('a crafted checkpoint whose record would run code: imported, but restore refuses that record', async () => {
+  // A whole, valid checkpoint (CRCs right, pickle streams well formed) plus one record that
+  // calls builtins.exec when unpickled: the validator cannot call it damaged, the deny-list
+  // must keep it from running.
+  const good = await exportCheckpoint('good (2)');
+  const src = core.inspect(new Uint8Array(good), { validate: true });
+  const code = new TextEncoder().encode('import builtins; builtins.PWNED = 1');
+  const len = new Uint8Array(new Uint32Array([code.length]).buffer);
+  const evil = Uint8Array.from([
+    0x80, 0x02, ...new TextEncoder().encode('cbuiltins\nexec\n'), 0x58, ...len, ...code,
+    0x85, 0x52, 0x85, 0x2e, // TUPLE1 REDUCE TUPLE1 STOP: the record's value is (exec(code),)
+  ]);
+  const w = core.newWriter({ producer: 'crafted', python: '3', createdMs: Date.now() });
+  w.beginRecord(['evil']); w.append(evil); w.endRecord('pickle');
+  for (const r of src.records) {
+    w.beginRecord(r.names);
+    w.append(new Uint8Array(good.buffer, good.byteOffset + r.payload_offset, r.length));
+    w.endRecord(r.serializer);
+  }
+  const hostile = w.finish(); w.free();
+  assert.equal(core.inspect(hostile, { validate: true }).ok, true, 'structurally whole');
+
+  await importBytes('hostile.elc', hostile);
+  await waitForMessage(page, 'Imported “hostile”');
+  await openDemo(page, srv.url); // a fresh Python
+  const outcome = await restore(page, 'hostile');
+  assert.match(outcome.title, /Refused to load code-running variables/, outcome.text);
+  assert.match(outcome.text, /were not restored: evil/);
+  assert.match(outcome.text, /Restored .*double/);
+  assert.match(outcome.text, /it calls builtins\.exec/);
+  await setCellCode(page, 2, 'import builtins\nprint(hasattr(builtins, "PWNED"), "evil" in globals(), double(21))');
+  assert.match(await runCell(page, 2), /^False False 42$/m, 'the crafted code never ran');
+  browser.assertOffline();
+});

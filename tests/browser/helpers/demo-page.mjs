@@ -73,7 +73,7 @@ export async function checkpoint(page, name) {
 export async function restore(page, name) {
   await markSeen(page);
   await page.getByRole('button', { name: `Restore checkpoint ${name}`, exact: true }).click();
-  return waitForOutcome(page, [`Restored “${name}”`, 'Damaged checkpoint', 'is not stored any more', 'Something went wrong', 'Python failed']);
+  return waitForOutcome(page, [`Restored “${name}”`, 'Damaged checkpoint', 'Refused to load', 'is not stored any more', 'Something went wrong', 'Python failed']);
 }
 
 // Marks the messages on screen as old, so the next wait only sees what the action shows.
