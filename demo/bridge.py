@@ -63,3 +63,17 @@ def load(data):
         "warnings": list(rep.warnings),
         "ms": rep.ms,
     }, default=str)
+
+
+def refused(records_json):
+    """For an imported file: the records restore would refuse (their pickle would call a
+    deny-listed function such as os.system), from the C core's inspection report (JSON
+    text). Nothing is unpickled. Returns JSON text: [{names, calls}]."""
+    from elastic_lite import _trust
+
+    out = []
+    for rec in json.loads(records_json):
+        hits = _trust.denied_globals(rec.get("globals"))
+        if hits:
+            out.append({"names": list(rec["names"]), "calls": [f"{m}.{n}" for m, n, _ in hits]})
+    return json.dumps(out)

@@ -167,10 +167,16 @@ export class CheckpointPanel {
       const bytes = new Uint8Array(await file.arrayBuffer());
       const result = await this.#withProgress(`Checking “${file.name}”…`,
         (onProgress) => this.kernel.call('import', { name, bytes }, { onProgress, transfer: [bytes.buffer] }));
+      const refused = result.refused ?? [];
       showMessage({
-        level: 'ok', key: 'import',
+        level: refused.length ? 'warn' : 'ok', key: 'import',
         title: `Imported “${result.name}”`,
-        lines: [`The file was checked (${result.records} records, all intact) and stored. Restore it from the list.`],
+        lines: [
+          `The file was checked (${result.records} records, all intact) and stored. Restore it from the list.`,
+          ...refused.map((r) => `Warning: ${r.names.join(', ')} would run code when loaded ` +
+            `(${r.calls.join(', ')}); a restore will refuse ${r.names.length > 1 ? 'them' : 'it'}. ` +
+            'A checkpoint saved by Elastic Lite never does this: delete the file unless you made it yourself.'),
+        ],
       });
     } catch (err) {
       explainError(err, { action: 'import', name: file.name });

@@ -237,7 +237,9 @@ async function importOp({ name, bytes }, { progress }) {
     names,
     imported: true,
   });
-  return { name: finalName, records: report.records.length };
+  // Whole and well formed, yet it may still call os.system & co. when unpickled: say so now
+  // (restore will refuse those records unless the person trusts the file).
+  return { name: finalName, records: report.records.length, refused: python.refused(report.records) };
 }
 
 export const ops = {

@@ -10,6 +10,7 @@ export async function pythonSide(pyodide, { wheelsUrl, store }) {
   const bridge = await loadPythonModule(pyodide, 'elastic_lite_demo_bridge', new URL('./bridge.py', import.meta.url));
   const takeSnapshot = bridge.take_snapshot.copy();
   const load = bridge.load.copy();
+  const refused = bridge.refused.copy();
   bridge.destroy();
 
   return {
@@ -18,6 +19,10 @@ export async function pythonSide(pyodide, { wheelsUrl, store }) {
       const out = takeSnapshot(progress);
       const report = JSON.parse(out.report);
       return { bytes: out.bytes, ...report };
+    },
+    // Records of an inspection report that restore would refuse (deny-listed calls).
+    refused(records) {
+      return JSON.parse(refused(JSON.stringify(records)));
     },
     load(bytes) {
       const result = JSON.parse(load(bytes));

@@ -78,7 +78,7 @@ test('export → flip one byte of a record → import: a clear error naming the 
 
   // The intact export imports fine (under a new name: import never overwrites).
   await importBytes('good.elc', bytes);
-  await waitForMessage(page, 'Imported “good (2)”');
+  assert.doesNotMatch(await waitForMessage(page, 'Imported “good (2)”'), /Warning/);
   assert.deepEqual((await listedCheckpoints(page)).map((c) => c.name).sort(), ['good', 'good (2)']);
   browser.assertOffline();
 });
@@ -201,7 +201,8 @@ test('a crafted checkpoint whose record would run code: imported, but restore re
   assert.equal(core.inspect(hostile, { validate: true }).ok, true, 'structurally whole');
 
   await importBytes('hostile.elc', hostile);
-  await waitForMessage(page, 'Imported “hostile”');
+  const imported = await waitForMessage(page, 'Imported “hostile”');
+  assert.match(imported, /Warning: evil would run code when loaded \(builtins\.exec\); a restore will refuse it/);
   await openDemo(page, srv.url); // a fresh Python
   const outcome = await restore(page, 'hostile');
   assert.match(outcome.title, /Refused to load code-running variables/, outcome.text);
