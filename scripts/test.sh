@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite of the project. All suites run even when one fails; the exit code is
 # non-zero if any failed. Suites: ctest (native, ASan+UBSan), node --test (tests/node),
-# pytest (tests/py), browser tests in Chromium (tests/browser).
+# pytest (tests/py), browser tests in Chromium (tests/browser), the package tests (tests/pack).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -23,6 +23,8 @@ py_tests=(tests/py/test_*.py)
 [ ${#py_tests[@]} -gt 0 ] && suite "pytest" .venv/bin/python -m pytest -q tests/py
 browser_tests=(tests/browser/*.test.mjs)
 [ ${#browser_tests[@]} -gt 0 ] && suite "browser (Chromium)" node --test --test-concurrency=1 "${browser_tests[@]}"
+pack_tests=(tests/pack/*.test.mjs)
+[ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" node --test --test-concurrency=1 "${pack_tests[@]}"
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf '\n[test] FAILED suites: %s\n' "${failed[*]}" >&2

@@ -22,6 +22,19 @@ stamp_of() {
 
 # 1. the extension ---------------------------------------------------------------------
 ext=js/extension
+# The extension's version is the project's (package.json): stamp it into the extension's
+# package.json and lock when it differs (after a version change; commit them with it).
+node -e '
+const fs = require("fs");
+const version = JSON.parse(fs.readFileSync("package.json", "utf8")).version;
+for (const file of ["js/extension/package.json", "js/extension/package-lock.json"]) {
+  const doc = JSON.parse(fs.readFileSync(file, "utf8"));
+  const targets = file.endsWith("lock.json") ? [doc, doc.packages[""]] : [doc];
+  if (targets.every((t) => t.version === version)) continue;
+  for (const t of targets) t.version = version;
+  fs.writeFileSync(file, JSON.stringify(doc, null, 2) + "\n");
+  console.error(`[build:jupyterlite] ${file}: version set to ${version} (from package.json)`);
+}'
 labext="$ext/elastic_lite_jupyterlite/labextension"
 ext_inputs=("$ext/src" "$ext/schema" "$ext/style" "$ext/package.json" "$ext/package-lock.json" "$ext/tsconfig.json")
 ext_stamp="$(stamp_of "${ext_inputs[@]}")"

@@ -6,7 +6,8 @@
 
 static char last_error[EL_ERRMSG];
 
-const char *el_version(void) { return "0.1.0"; }
+/* EL_VERSION: package.json's version, defined by CMakeLists.txt. */
+const char *el_version(void) { return EL_VERSION; }
 const char *el_last_error(void) { return last_error; }
 
 void *el_malloc(size_t n) { return malloc(n ? n : 1); }
