@@ -1,27 +1,36 @@
 #!/usr/bin/env bash
-# Builds the JupyterLite part (issue 6):
-#   1. the prebuilt JupyterLab/JupyterLite extension js/extension -> its labextension folder
-#      (tsc, then `jupyter labextension build` with @jupyterlab/builder from npm)
-#   2. the offline site build/lite: a staging lite dir build/lite-src with Pyodide from the npm
-#      package, every wheel the kernel loads plus a lock naming only those (lite/make_lock.py),
-#      our wheel (+ cloudpickle, dill) for piplite, the example notebook; then `jupyter lite build`
-# Skips each step when its inputs have not changed.
+# Builds the JupyterLite part, each step skipped when its inputs have not changed:
+#   1. the labextension js/extension -> js/extension/jupyterlite_elastic_lite/labextension
+#      (tsc, then `jupyter labextension build` with @jupyterlab/builder from npm), with the
+#      version of package.json stamped into js/extension/package.json first
+#   2. what the labextension carries at run time: static/elastic-lite/ (the page's own ES
+#      modules and the C core's .wasm) and static/pypi/ (the kernel wheel, cloudpickle, dill and
+#      their piplite index all.json)
+#   3. build/jupyterlite/jupyterlite_elastic_lite-<version>-py3-none-any.whl, the extension as a
+#      Python package (js/extension/pyproject.toml, hatchling, offline)
+#   4. build/jupyterlite/pyodide-<pyodide version>.tar.bz2, an offline Pyodide distribution
+#      (lite/make_pyodide.py: the interpreter from npm, the kernel's start-up wheels, a lock)
+#   5. the offline site build/lite, built the way README documents for any offline site: the
+#      extension wheel pip-installed into the build environment (.venv), and
+#      `jupyter lite build --pyodide <that archive>`; the site's files come from lite/
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT"
 log() { printf '[build:jupyterlite] %s\n' "$*" >&2; }
 export PATH="$ROOT/.venv/bin:$PATH"
+VERSION="$(node -p 'require("./package.json").version')"
+PYODIDE_VERSION="$(node -p 'require("./node_modules/pyodide/package.json").version')"
 
 # a content hash of files (names + bytes), to decide whether a step is up to date
-# (inputs that do not exist yet, e.g. js/core.mjs before it lands, are left out)
 stamp_of() {
-  local p existing=()
-  for p in "$@"; do [ -e "$p" ] && existing+=("$p"); done
-  find "${existing[@]}" -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-32
+  find "$@" -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-32
 }
+# up_to_date STAMP_FILE HASH: true when the step that writes STAMP_FILE last ran on HASH
+up_to_date() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
 
-# 1. the extension ---------------------------------------------------------------------
+# 1. the labextension -------------------------------------------------------------------
 ext=js/extension
+labext="$ext/jupyterlite_elastic_lite/labextension"
 # The extension's version is the project's (package.json): stamp it into the extension's
 # package.json and lock when it differs (after a version change; commit them with it).
 node -e '
@@ -35,14 +44,15 @@ for (const file of ["js/extension/package.json", "js/extension/package-lock.json
   fs.writeFileSync(file, JSON.stringify(doc, null, 2) + "\n");
   console.error(`[build:jupyterlite] ${file}: version set to ${version} (from package.json)`);
 }'
-labext="$ext/elastic_lite_jupyterlite/labextension"
-ext_inputs=("$ext/src" "$ext/schema" "$ext/style" "$ext/package.json" "$ext/package-lock.json" "$ext/tsconfig.json")
-ext_stamp="$(stamp_of "${ext_inputs[@]}")"
-if [ ! -f "$labext/package.json" ] || [ "$(cat "$ext/.build-stamp" 2>/dev/null)" != "$ext_stamp" ]; then
-  log "building the extension"
+ext_stamp="$(stamp_of "$ext/src" "$ext/schema" "$ext/style" "$ext/package.json" "$ext/package-lock.json" "$ext/tsconfig.json")"
+if [ ! -f "$labext/package.json" ] || ! up_to_date "$ext/.build-stamp" "$ext_stamp"; then
+  log "building the labextension"
+  rm -rf "$labext"
   (cd "$ext" && node_modules/.bin/tsc -p . && jupyter labextension build . >/dev/null)
   echo "$ext_stamp" > "$ext/.build-stamp"
 fi
+
+# 2. what it carries ------------------------------------------------------------------------
 # The page imports the project's own ES modules (the IndexedDB store, the C core's loader) and
 # the .wasm at run time from the extension's static folder (see js/extension/src/modules.ts).
 rt="$labext/static/elastic-lite"
@@ -50,47 +60,59 @@ mkdir -p "$rt/js/store"
 for f in js/*.mjs js/store/*.mjs; do
   [ -e "$f" ] && cp -u "$f" "$rt/$f"
 done
-[ -f build/wasm/elastic_lite.wasm ] && cp -u build/wasm/elastic_lite.wasm "$rt/elastic_lite.wasm"
+cp -u build/wasm/elastic_lite.wasm "$rt/elastic_lite.wasm"
+# The kernel wheel and what it requires, with their piplite index (the format
+# jupyterlite-pyodide-kernel reads: its own write_wheel_index).
+pypi="$labext/static/pypi"
+kernel_wheels=(build/wheels/elastic_lite-"$VERSION"-py3-none-any.whl build/wheels/cloudpickle-*.whl build/wheels/dill-*.whl)
+pypi_stamp="$(stamp_of "${kernel_wheels[@]}")"
+out_dir=build/jupyterlite
+mkdir -p "$out_dir"
+if [ ! -f "$pypi/all.json" ] || ! up_to_date "$out_dir/pypi.stamp" "$pypi_stamp"; then
+  log "putting the kernel wheel into the labextension's piplite index"
+  rm -rf "$pypi"; mkdir -p "$pypi"
+  cp "${kernel_wheels[@]}" "$pypi/"
+  python -c 'import sys; from pathlib import Path
+from jupyterlite_pyodide_kernel.addons.piplite import write_wheel_index
+write_wheel_index(Path(sys.argv[1]))' "$pypi"
+  echo "$pypi_stamp" > "$out_dir/pypi.stamp"
+fi
 
-# 2. the site --------------------------------------------------------------------------
-src=build/lite-src
+# 3. the extension wheel ------------------------------------------------------------------
+ext_wheel="$out_dir/jupyterlite_elastic_lite-$VERSION-py3-none-any.whl"
+wheel_stamp="$(stamp_of "$labext" "$ext/pyproject.toml" "$ext/hatch_build.py" "$ext/install.json" "$ext/jupyterlite_elastic_lite/__init__.py" package.json)"
+if [ ! -f "$ext_wheel" ] || ! up_to_date "$ext_wheel.stamp" "$wheel_stamp"; then
+  log "building $ext_wheel"
+  rm -f "$out_dir"/jupyterlite_elastic_lite-*.whl*
+  pip wheel --no-build-isolation --no-deps --no-index --quiet --wheel-dir "$out_dir" "$ext"
+  echo "$wheel_stamp" > "$ext_wheel.stamp"
+fi
+
+# 4. the offline Pyodide distribution ----------------------------------------------------------
+pyodide_archive="$out_dir/pyodide-$PYODIDE_VERSION.tar.bz2"
+pyodide_stamp="$(stamp_of node_modules/pyodide/package.json build/lite-wheels lite/make_pyodide.py)"
+if [ ! -f "$pyodide_archive" ] || ! up_to_date "$pyodide_archive.stamp" "$pyodide_stamp"; then
+  rm -f "$out_dir"/pyodide-*.tar.bz2*
+  python lite/make_pyodide.py node_modules/pyodide "$pyodide_archive" build/lite-wheels/*.whl
+  echo "$pyodide_stamp" > "$pyodide_archive.stamp"
+fi
+
+# 5. the site -------------------------------------------------------------------------------
 out=build/lite
-kext=.venv/share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi
-shopt -s nullglob
-own_wheels=(build/wheels/elastic_lite-*.whl)
-[ ${#own_wheels[@]} -gt 0 ] || log "WARNING: no build/wheels/elastic_lite-*.whl yet: the site will lack elastic_lite"
-kernel_wheels=(build/lite-wheels/*.whl "$kext"/piplite-*.whl "$kext"/pyodide_kernel-*.whl "$kext"/ipykernel-*.whl
-               build/wheels/cloudpickle-*.whl build/wheels/dill-*.whl "${own_wheels[@]}")
-site_inputs=(lite versions.env node_modules/pyodide/package.json "$labext" "${kernel_wheels[@]}")
-site_stamp="$(stamp_of "${site_inputs[@]}")"
-if [ -f "$out/jupyter-lite.json" ] && [ "$(cat "$out/.build-stamp" 2>/dev/null)" = "$site_stamp" ]; then
+site_stamp="$(stamp_of lite "$ext_wheel" "$pyodide_archive")"
+if [ -f "$out/jupyter-lite.json" ] && up_to_date "$out/.build-stamp" "$site_stamp"; then
   exit 0
 fi
 log "building the site into $out"
+pip install --quiet --no-deps --no-index --force-reinstall "$ext_wheel"
+# The lite dir: lite/'s sources in a scratch folder (the build keeps its database and cache
+# in the lite dir; build/ is where such files belong).
+src=build/lite-src
 rm -rf "$src" "$out"
-mkdir -p "$src/static/pyodide" "$src/pypi"
-cp -r lite/files "$src/files"
-# Pyodide from the npm package: the interpreter only (its lock is replaced below)
-for f in pyodide.mjs pyodide.asm.mjs pyodide.asm.wasm python_stdlib.zip package.json; do
-  cp "node_modules/pyodide/$f" "$src/static/pyodide/$f"
-done
-python lite/make_lock.py node_modules/pyodide/pyodide-lock.json "$src/static/pyodide" "${kernel_wheels[@]}"
-# the same cloudpickle/dill/elastic_lite wheels for `%pip install` through piplite
-cp build/wheels/cloudpickle-*.whl build/wheels/dill-*.whl "${own_wheels[@]}" "$src/pypi/"
-# preload only what the lock really has (elastic-lite is absent until its wheel exists)
-python - "$src" <<'PY'
-import json, sys
-from pathlib import Path
-src = Path(sys.argv[1])
-cfg = json.loads(Path("lite/jupyter-lite.json").read_text())
-lock = json.loads((src / "static/pyodide/pyodide-lock.json").read_text())
-kernel = cfg["jupyter-config-data"]["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
-opts = kernel["loadPyodideOptions"]
-opts["packages"] = [p for p in opts["packages"] if p in lock["packages"]]
-(src / "jupyter-lite.json").write_text(json.dumps(cfg, indent=2))
-PY
+mkdir -p "$src"
+cp -r lite/files lite/jupyter-lite.json "$src/"
 (cd "$src" && jupyter lite build --no-sourcemaps --lite-dir . --output-dir "$ROOT/$out" \
-   --LiteBuildConfig.federated_extensions="$ROOT/$labext" >"$ROOT/build/lite-build.log" 2>&1) \
+   --pyodide "$ROOT/$pyodide_archive" >"$ROOT/build/lite-build.log" 2>&1) \
   || { tail -40 build/lite-build.log >&2; log "jupyter lite build failed (log: build/lite-build.log)"; exit 1; }
 echo "$site_stamp" > "$out/.build-stamp"
 log "site ready: $out"

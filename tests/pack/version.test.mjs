@@ -42,3 +42,15 @@ test('the JupyterLite extension carries it: its package.json (stamped by the bui
   assert.equal(lock.version, VERSION);
   assert.equal(lock.packages[''].version, VERSION);
 });
+
+test('the extension wheel carries it: file name, METADATA, the labextension and the kernel wheel inside', () => {
+  const wheel = path.join(ROOT, 'build/jupyterlite', `jupyterlite_elastic_lite-${VERSION}-py3-none-any.whl`);
+  assert.ok(fs.existsSync(wheel), `${wheel} is missing: run npm run build`);
+  assert.match(archiveText(wheel, `jupyterlite_elastic_lite-${VERSION}.dist-info/METADATA`), new RegExp(`^Version: ${VERSION.replace(/\./g, '\\.')}$`, 'm'));
+  const share = `jupyterlite_elastic_lite-${VERSION}.data/data/share/jupyter/labextensions/elastic-lite-jupyterlite`;
+  const labext = JSON.parse(archiveText(wheel, `${share}/package.json`));
+  assert.equal(labext.version, VERSION);
+  const index = JSON.parse(archiveText(wheel, `${share}/static/pypi/all.json`));
+  assert.deepEqual(Object.keys(index['elastic-lite'].releases), [VERSION]);
+  assert.equal(index['elastic-lite'].releases[VERSION][0].filename, `elastic_lite-${VERSION}-py3-none-any.whl`);
+});
