@@ -1,28 +1,31 @@
 """IPython magics: %checkpoint [name], %restore [name] [--trust], %checkpoints.
 
-Imported only by `%load_ext elastic_lite` (IPython is not part of plain Pyodide).
+Imported only by `%load_ext elastic_lite` (IPython is not part of plain Pyodide). Each magic
+calls one operation of `elastic_lite.host` and prints its report; a failure is one plain line
+("elastic_lite: no checkpoint named 'x'"), never a traceback through this file.
 The magics work on the notebook given to `elastic_lite.set_notebook()` (the JupyterLite
 extension sets it when the kernel starts): %checkpoint ties its checkpoint to it, and
 %checkpoints and a bare %restore see only its checkpoints. Without one, all checkpoints.
-A magic is a plain function, but the store is async. The snapshot (and, for %restore, the
-load) is therefore done synchronously in the magic, and only the store call is awaited:
-- a store whose coroutines never suspend (the in-memory one) is driven to completion here;
+
+A magic is a plain function, but the host API is async (the store is). It is driven by the
+first means that works here:
+- a store whose coroutines never suspend (the in-memory one): driven to completion at once;
 - in Pyodide with JSPI (`pyodide.ffi.can_run_sync()`), `run_sync` blocks on the JS promise;
 - with no running event loop (plain IPython), `asyncio.run`;
-- otherwise (a kernel with a running loop and no JSPI) the store call runs as a task and its
-  result prints when it finishes; `await elastic_lite.checkpoint(...)` in a cell avoids that.
+- otherwise (a kernel with a running loop and no JSPI) it runs as a task and its report
+  prints when it finishes; `await elastic_lite.checkpoint(...)` in a cell avoids that.
 """
 
 import asyncio
+import datetime
 
-from ._report import _table, human_size
-from ._restore import load_snapshot
-from ._snapshot import snapshot
-from ._store import DEFAULT_NAME, MemoryStore, StoreError, get_notebook, get_store
+from . import host
+from ._report import _table, checkpoint_text, human_size, restore_text
+from ._store import MemoryStore, get_notebook, get_store
 
 
 def _drive(coro):
-    """Run a coroutine that does not really suspend; returns (done, value)."""
+    """Run a coroutine to its end if it never really suspends; returns (done, value)."""
     try:
         coro.send(None)
     except StopIteration as stop:
@@ -31,125 +34,86 @@ def _drive(coro):
     return False, None
 
 
-def _run(make_coro, on_done):
-    """Run the coroutine made by `make_coro()` by the first means that works here."""
+def _run(make_coro, show):
+    """show(report) of the coroutine made by `make_coro()`, by the first means that works."""
+    resolved, store = _drive(get_store())
+    if resolved and isinstance(store, MemoryStore):  # never suspends: no half-run coroutine
+        done, report = _drive(make_coro())
+        if done:
+            return show(report)
     try:
         from pyodide.ffi import can_run_sync, run_sync
         if can_run_sync():
-            return on_done(run_sync(make_coro()))
+            return show(run_sync(make_coro()))
     except ImportError:
         pass
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return on_done(asyncio.run(make_coro()))
+        return show(asyncio.run(make_coro()))
 
     async def background():
-        try:
-            on_done(await make_coro())
-        except Exception as exc:
-            print(f"elastic_lite: {exc}")
+        show(await make_coro())
     print("elastic_lite: the store call runs in the background; its result prints when done "
           "(use `await elastic_lite.checkpoint()` / `restore()` in a cell to wait for it)")
     return asyncio.ensure_future(background())
 
 
-def _store_now():
-    done, store = _drive(get_store())
-    if done:
-        return store
-    return None  # the default store needs a real await (IndexedDB import): resolve in _run
+def _failed(report):
+    """The one line a failed operation prints; True when there was one."""
+    if report["ok"] or report["op"] == "restore" and report["restored"]:
+        return False
+    print("elastic_lite: " + "; ".join(p["message"] for p in report["problems"]))
+    return True
 
 
-def _with_store(fn):
-    """Call fn(store) coroutine-factory with the store, resolving it if needed."""
-    store = _store_now()
-    if store is not None:
-        return lambda: fn(store)
-
-    async def resolve_then():
-        return await fn(await get_store())
-    return resolve_then
-
-
-def _parse_name(line):
-    name = line.strip()
+def _parse(line):
+    """`[name] [--trust]` -> (name or None, trust)."""
+    words = line.split()
+    trust = "--trust" in words
+    name = " ".join(w for w in words if w != "--trust").strip()
     if len(name) >= 2 and name[0] == name[-1] and name[0] in "'\"":
         name = name[1:-1]
-    return name or None
+    return name or None, trust
 
 
 def checkpoint_magic(shell, line):
-    name = _parse_name(line) or DEFAULT_NAME
-    snap = snapshot(namespace=shell.user_ns)
-    meta = {"notebook": get_notebook(), "size": len(snap.data), "variables": len(snap.names),
-            "names": snap.names,
-            "skipped": [{k: s[k] for k in ("name", "type", "reason")} for s in snap.skipped]}
+    name, _ = _parse(line)
 
-    def done(_):
-        print(f"checkpoint {name!r} saved")
-        print(snap.table())
+    def show(report):
+        if not _failed(report):
+            print(f"checkpoint {report['name']!r} saved")
+            print(checkpoint_text(report))
 
-    factory = _with_store(lambda store: store.put(name, snap.data, meta))
-    store = _store_now()
-    if isinstance(store, MemoryStore):
-        _drive(factory())
-        return done(None)
-    return _run(factory, done)
-
-
-def _of_notebook(notebook):
-    return f" of {notebook}" if notebook is not None else ""
-
-
-def _parse_trust(line):
-    """`%restore [name] [--trust]` -> (rest of the line, trust)."""
-    words = line.split()
-    trust = "--trust" in words
-    return " ".join(w for w in words if w != "--trust"), trust
+    return _run(lambda: host.checkpoint(name, namespace=shell.user_ns, notebook=get_notebook()),
+                show)
 
 
 def restore_magic(shell, line):
-    line, trust = _parse_trust(line)
-    name = _parse_name(line)
-    notebook = get_notebook()
+    name, trust = _parse(line)
+    notebook = get_notebook() if name is None else None
 
-    async def fetch(store):
-        chosen = name
-        if chosen is None:
-            entries = await store.list(notebook=notebook)
-            if not entries:
-                raise StoreError(f"there is no checkpoint{_of_notebook(notebook)} to restore "
-                                 "yet; take one with %checkpoint [name]")
-            chosen = entries[0]["name"]
-        entry = await store.get(chosen)
-        if entry is None:
-            raise StoreError(f"no checkpoint named {chosen!r} (see %checkpoints)")
-        return chosen, entry["bytes"]
+    def show(report):
+        if not _failed(report):
+            print(f"checkpoint {report['name']!r}: " + restore_text(report))
 
-    def done(result):
-        chosen, data = result
-        report = load_snapshot(data, namespace=shell.user_ns, trust=trust)
-        print(f"checkpoint {chosen!r}: " + report.table())
-
-    factory = _with_store(fetch)
-    if isinstance(_store_now(), MemoryStore):
-        ok, value = _drive(factory())
-        if ok:
-            return done(value)
-    return _run(factory, done)
+    return _run(lambda: host.restore(name, namespace=shell.user_ns, trust=trust,
+                                     notebook=notebook), show)
 
 
 def checkpoints_magic(shell, line):
     notebook = get_notebook()
 
-    def done(entries):
+    def show(report):
+        if _failed(report):
+            return
+        entries = report["checkpoints"]
+        of = f" of {notebook}" if notebook is not None else ""
         if not entries:
-            print(f"no checkpoints{_of_notebook(notebook)} yet (take one with %checkpoint [name])")
+            print(f"no checkpoints{of} yet (take one with %checkpoint [name])")
             return
         if notebook is not None:
-            print(f"checkpoints of {notebook}:")
-        import datetime
+            print(f"checkpoints{of}:")
         rows = []
         for e in entries:
             m = e.get("meta") or {}
@@ -160,12 +124,7 @@ def checkpoints_magic(shell, line):
                          str(m.get("variables", "?")), str(len(m.get("skipped") or []))])
         print(_table(["name", "created", "size", "variables", "skipped"], rows))
 
-    factory = _with_store(lambda store: store.list(notebook=notebook))
-    if isinstance(_store_now(), MemoryStore):
-        ok, value = _drive(factory())
-        if ok:
-            return done(value)
-    return _run(factory, done)
+    return _run(lambda: host.list(notebook=notebook), show)
 
 
 def register(shell):

@@ -1,4 +1,26 @@
-"""What snapshot() and load_snapshot() tell the person: plain objects and short tables."""
+"""What snapshot(), load_snapshot() and the host API tell the person: plain objects, short
+tables, and the pieces every host report is made of (docs/INTERFACES.md, "Report schema"):
+
+- `problem()`: one typed problem {kind, names, record, message, code, calls, offset}. The kind
+  is decided here or where the failure happens, from structure (the core's record state, the
+  deny-list, the exception's type), never by reading message text.
+- `record_problem()`: why one inspected record must not be unpickled (damaged / refused), the
+  one decision restore, import and inspect share.
+- `checkpoint_meta()`: the one builder of a store entry's metadata.
+"""
+
+import time
+
+from . import _trust
+
+MANIFEST = "__elastic_lite_manifest__"  # names of the manifest record (see _snapshot.py)
+
+# What went wrong, as hosts show it:
+#   damaged  the bytes are not whole (a CRC, the structure or a pickle stream is bad)
+#   refused  whole, but unpickling would call code-running globals (the deny-list); `calls`
+#   needs    it depends on something absent here: another record that failed, a module
+#   failed   anything else (a store error, an exception while unpickling, a missing name)
+KINDS = ("damaged", "refused", "needs", "failed")
 
 
 def type_name(value):
@@ -14,6 +36,70 @@ def human_size(n):
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024.0
     return f"{n} B"
+
+
+def problem(kind, message, names=(), record=None, code=None, calls=(), offset=None):
+    """One problem of a host report (JSON-able). `code`: the C core's error code for damage,
+    else one of ours (docs/INTERFACES.md lists them)."""
+    if kind not in KINDS:
+        raise ValueError(f"problem kind must be one of {KINDS}, not {kind!r}")
+    return {"kind": kind, "names": [str(n) for n in names], "record": record,
+            "message": str(message), "code": code, "calls": list(calls), "offset": offset}
+
+
+def describe_error(err):
+    """The core's error object as one phrase: its message and, when known, the byte offset."""
+    if not err:
+        return "damaged"
+    msg = err.get("message") or "damaged"
+    if err.get("offset") is not None:
+        msg += f" (byte offset {err['offset']})"
+    return msg
+
+
+def record_problem(rec, trust=False):
+    """Why the inspected record `rec` (an entry of the core's report, validated) must not be
+    unpickled: a `damaged` or `refused` problem, or None when it may be."""
+    names = list(rec.get("names") or [])
+    idx = rec.get("index")
+    if not rec.get("ok"):
+        err = rec.get("error") or {}
+        return problem("damaged", f"record {idx} is damaged: {describe_error(err)}", names, idx,
+                       code=err.get("code"), offset=err.get("offset", rec.get("offset")))
+    if not trust:
+        hits = _trust.denied_globals(rec.get("globals"))
+        if hits:
+            return problem("refused", _trust.refusal(hits), names, idx, code="denied",
+                           calls=[f"{m}.{n}" for m, n, _ in hits], offset=rec.get("offset"))
+    return None
+
+
+def inspection_problems(info, trust=False):
+    """Every problem an inspection report shows, in file order: each record's (damaged or
+    refused) and the container's own error (index, footer, header) when no record names it."""
+    found = [p for p in (record_problem(r, trust) for r in info.get("records") or []) if p]
+    err = info.get("error")
+    if err and not any(p["kind"] == "damaged" for p in found):
+        found.append(problem("damaged", describe_error(err), record=err.get("record"),
+                             code=err.get("code"), offset=err.get("offset")))
+    at = lambda p: p["offset"] if isinstance(p["offset"], int) else float("inf")  # noqa: E731
+    return sorted(found, key=at)
+
+
+def checkpoint_meta(names, skipped, size, notebook=None, created_ms=None, **extra):
+    """The metadata of a store entry (docs/INTERFACES.md, "Stores"): the one place it is built,
+    for checkpoints and imports alike. `extra` adds host-specific keys (e.g. `imported`)."""
+    meta = {
+        "notebook": notebook,
+        "createdMs": int(time.time() * 1000) if created_ms is None else int(created_ms),
+        "size": int(size),
+        "variables": len(names),
+        "names": list(names),
+        "skipped": [{"name": s["name"], "type": s["type"], "reason": s["reason"]}
+                    for s in skipped],
+    }
+    meta.update(extra)
+    return meta
 
 
 def _table(header, rows):
@@ -59,35 +145,24 @@ class Snapshot:
     def names(self):
         return [n for g in self.groups for n in g.names]
 
-    def rows(self):
+    def variable_rows(self):
+        """One dict per saved variable (the host report's `variables`); a group's size, time,
+        fallback and note are on its first variable, `record` is the group's record index."""
         rows = []
-        for g in self.groups:
-            for i, (name, typ) in enumerate(zip(g.names, g.types)):
+        for index, g in enumerate(self.groups):
+            for i, (n, t) in enumerate(zip(g.names, g.types)):
                 first = i == 0
-                rows.append([name, typ, g.serializer,
-                             human_size(g.bytes) if first else '"',
-                             f"{g.ms:.1f} ms" if first else '"'])
+                rows.append({"name": n, "type": t, "serializer": g.serializer, "record": index,
+                             "bytes": g.bytes if first else None, "ms": g.ms if first else None,
+                             "fallback": g.fallback if first else None,
+                             "note": g.note if first else None})
         return rows
 
     def table(self):
-        parts = [_table(["variable", "type", "serializer", "size", "time"], self.rows())]
-        if self.modules:
-            parts.append("modules: " + ", ".join(
-                m["name"] + " = " + m["module"] + ("." + m["attr"] if m["attr"] else "")
-                for m in self.modules))
-        if self.skipped:
-            parts.append("skipped:\n" + _table(
-                ["variable", "type", "reason"],
-                [[s["name"], s["type"], s["reason"]] for s in self.skipped]))
-        notes = [f"{g.names}: {g.fallback} -> {g.serializer}" for g in self.groups if g.fallback]
-        notes += [f"{g.names}: {g.note}" for g in self.groups if g.note]
-        if self.walk is not None and self.walk.truncated:
-            notes.append(self.walk.truncated)
-        if notes:
-            parts.append("notes:\n  " + "\n  ".join(notes))
-        parts.append(f"{len(self.names)} variables in {len(self.groups)} records, "
-                     f"{human_size(len(self.data))}, {self.ms:.0f} ms")
-        return "\n".join(p for p in parts if p)
+        d = self.to_dict()
+        return checkpoint_text({"variables": self.variable_rows(), "skipped": d["skipped"],
+                                "modules": d["modules"], "walk": d["walk"],
+                                "size": len(self.data), "timings": {"total_ms": self.ms}})
 
     def to_dict(self):
         return {
@@ -105,16 +180,70 @@ class Snapshot:
         return self.table()
 
 
+def checkpoint_text(rep):
+    """A checkpoint report (host.checkpoint's fields) as the table a person reads."""
+    rows = rep["variables"]
+    parts = [_table(["variable", "type", "serializer", "size", "time"],
+                    [[v["name"], v["type"], v["serializer"],
+                      '"' if v["bytes"] is None else human_size(v["bytes"]),
+                      '"' if v["ms"] is None else f"{v['ms']:.1f} ms"] for v in rows])]
+    if rep["modules"]:
+        parts.append("modules: " + ", ".join(
+            m["name"] + " = " + m["module"] + ("." + m["attr"] if m["attr"] else "")
+            for m in rep["modules"]))
+    if rep["skipped"]:
+        parts.append("skipped:\n" + _table(
+            ["variable", "type", "reason"],
+            [[s["name"], s["type"], s["reason"]] for s in rep["skipped"]]))
+    firsts = [v for v in rows if v["bytes"] is not None]
+    names = {v["record"]: [w["name"] for w in rows if w["record"] == v["record"]] for v in firsts}
+    notes = [f"{names[v['record']]}: {v['fallback']} -> {v['serializer']}"
+             for v in firsts if v["fallback"]]
+    notes += [f"{names[v['record']]}: {v['note']}" for v in firsts if v["note"]]
+    if rep.get("walk") and rep["walk"].get("truncated"):
+        notes.append(rep["walk"]["truncated"])
+    if notes:
+        parts.append("notes:\n  " + "\n  ".join(notes))
+    parts.append(f"{len(rows)} variables in {len(firsts)} records, "
+                 f"{human_size(rep['size'])}, {rep['timings']['total_ms']:.0f} ms")
+    return "\n".join(p for p in parts if p)
+
+
+def restore_text(rep):
+    """A restore report (host.restore's fields) as the text a person reads."""
+    modules = rep.get("modules") or []
+    ok_modules = [m for m in modules if m["ok"]]
+    names = [r["name"] for r in rep["restored"]]
+    parts = [f"restored {len(names)} variables"
+             + (f" and {len(ok_modules)} imports" if modules else "")
+             + f" in {rep['timings'].get('load_ms', 0):.0f} ms"]
+    if names:
+        parts.append("  " + ", ".join(names))
+    bad = [[", ".join(p["names"]), p["message"]] for p in rep["problems"]]
+    if bad:
+        parts.append("NOT restored:\n" + _table(["variable", "reason"], bad))
+    if rep["skipped"]:
+        parts.append("not in the checkpoint (skipped when it was taken):\n" + _table(
+            ["variable", "type", "reason"],
+            [[s["name"], s["type"], s["reason"]] for s in rep["skipped"]]))
+    for w in rep["warnings"]:
+        parts.append("warning: " + w)
+    return "\n".join(parts)
+
+
 class RestoreReport:
     """Result of load_snapshot(): what came back, what did not and why."""
 
     def __init__(self):
         self.restored = []  # names now in the namespace
-        self.failed = []  # [{"names", "reason"}] records that could not be restored
+        # records that could not be restored: problem() dicts (kind, names, record, message,
+        # code, calls, offset) plus "reason" (= message, the field's older name)
+        self.failed = []
         self.modules = []  # [{"name", "module", "attr", "ok", "error"}]
         self.skipped = []  # what the checkpoint itself had skipped, with reasons
         self.warnings = []
         self.ms = 0.0
+        self.inspection = None  # the core's inspection report load_snapshot validated with
 
     @property
     def ok(self):
@@ -124,24 +253,18 @@ class RestoreReport:
     def failed_names(self):
         return [n for f in self.failed for n in f["names"]]
 
+    def problems(self):
+        """Every failure as a problem(): the records not restored, the imports that failed."""
+        out = [{k: v for k, v in f.items() if k != "reason"} for f in self.failed]
+        out += [problem("needs", f"import {m['module']} failed: {m['error']}", names=[m["name"]],
+                        code="needs-module") for m in self.modules if not m["ok"]]
+        return out
+
     def table(self):
-        parts = [f"restored {len(self.restored)} variables"
-                 + (f" and {sum(m['ok'] for m in self.modules)} imports" if self.modules else "")
-                 + f" in {self.ms:.0f} ms"]
-        if self.restored:
-            parts.append("  " + ", ".join(self.restored))
-        bad = [[", ".join(f["names"]), f["reason"]] for f in self.failed]
-        bad += [[m["name"], f"import {m['module']} failed: {m['error']}"]
-                for m in self.modules if not m["ok"]]
-        if bad:
-            parts.append("NOT restored:\n" + _table(["variable", "reason"], bad))
-        if self.skipped:
-            parts.append("not in the checkpoint (skipped when it was taken):\n" + _table(
-                ["variable", "type", "reason"],
-                [[s["name"], s["type"], s["reason"]] for s in self.skipped]))
-        for w in self.warnings:
-            parts.append("warning: " + w)
-        return "\n".join(parts)
+        return restore_text({"restored": [{"name": n} for n in self.restored],
+                             "modules": self.modules, "problems": self.problems(),
+                             "skipped": self.skipped, "warnings": self.warnings,
+                             "timings": {"load_ms": self.ms}})
 
     def to_dict(self):
         return {"restored": self.restored, "failed": self.failed, "modules": self.modules,

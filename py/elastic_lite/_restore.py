@@ -17,28 +17,29 @@ import gc
 import importlib
 import time
 
-from . import _core, _rebuild, _trust
+from . import _core, _rebuild
 from ._capture import default_namespace
 from ._pickling import load, load_plain
-from ._report import RestoreReport
+from ._report import RestoreReport, describe_error as _describe_error
+from ._report import problem as _problem, record_problem
 from ._snapshot import MANIFEST
 
 
 class CheckpointError(Exception):
-    """The bytes are not a usable checkpoint at all (nothing could be restored)."""
+    """The bytes are not a usable checkpoint at all (nothing could be restored).
+    `.inspection`: the core's report that says why."""
+
+    def __init__(self, message, inspection=None):
+        super().__init__(message)
+        self.inspection = inspection
 
 
 class _RecordFailed(Exception):
-    pass
+    """A record that cannot be restored; `.problem` is its typed problem (_report.problem)."""
 
-
-def _describe_error(err):
-    if not err:
-        return "damaged"
-    msg = err.get("message") or "damaged"
-    if err.get("offset") is not None:
-        msg += f" (byte offset {err['offset']})"
-    return msg
+    def __init__(self, message, kind="failed", code=None, problem=None):
+        super().__init__(message if problem is None else problem["message"])
+        self.problem = problem or _problem(kind, message, code=code)
 
 
 def _as_bytes(data):
@@ -64,12 +65,13 @@ def load_snapshot(data, namespace=None, trust=False):
     ns = default_namespace() if namespace is None else namespace
     report = RestoreReport()
     info = _core.inspect(data, validate=True)
+    report.inspection = info
     records = info.get("records") or []
     if not records:
         raise CheckpointError(
             "this is not a readable Elastic Lite checkpoint: "
             f"{_describe_error(info.get('error'))}. Nothing was restored; check that the "
-            "file is a checkpoint (elastic-lite verify FILE) or take a new one.")
+            "file is a checkpoint (elastic-lite verify FILE) or take a new one.", info)
     view = memoryview(data)
 
     def payload(rec):
@@ -122,29 +124,30 @@ def load_snapshot(data, namespace=None, trust=False):
         if isinstance(st, _RecordFailed):
             raise st
         if st == "loading":
-            raise _RecordFailed(f"records refer to each other in a cycle (record {idx})")
+            raise _RecordFailed(f"records refer to each other in a cycle (record {idx})",
+                                code="structure")
         names = rec.get("names") or []
-        if not rec.get("ok"):
-            err = _RecordFailed(f"record {idx} is damaged: {_describe_error(rec.get('error'))}")
-            state[idx] = err
-            raise err
-        hits = [] if trust else _trust.denied_globals(rec.get("globals"))
-        if hits:
-            err = _RecordFailed(_trust.refusal(hits))
+        bad = record_problem(rec, trust)  # damaged, or refused (deny-listed calls)
+        if bad is not None:
+            err = _RecordFailed(None, problem=bad)
             state[idx] = err
             raise err
         state[idx] = "loading"
         try:
             values = load(rec.get("serializer"), payload(rec))
             if not isinstance(values, tuple) or len(values) != len(names):
-                raise _RecordFailed(f"record {idx} does not hold {len(names)} values")
+                raise _RecordFailed(f"record {idx} does not hold {len(names)} values",
+                                    code="structure")
         except _RecordFailed as exc:
             state[idx] = exc
             raise
         except Exception as exc:
             cause = exc.__cause__ if isinstance(exc.__cause__, _RecordFailed) else None
             err = cause or _RecordFailed(
-                f"unpickling with {rec.get('serializer')} failed: {type(exc).__name__}: {exc}")
+                f"unpickling with {rec.get('serializer')} failed: {type(exc).__name__}: {exc}",
+                # a module that is not installed here: the record needs it
+                kind="needs" if isinstance(exc, ImportError) else "failed",
+                code="needs-module" if isinstance(exc, ImportError) else "unpickle")
             state[idx] = err
             raise err
         for name, value in zip(names, values):
@@ -157,11 +160,13 @@ def load_snapshot(data, namespace=None, trust=False):
             return restored[name]
         rec = by_name.get(name)
         if rec is None:
-            raise _RecordFailed(f"it refers to {name!r}, which this checkpoint does not hold")
+            raise _RecordFailed(f"it refers to {name!r}, which this checkpoint does not hold",
+                                kind="needs", code="needs-record")
         try:
             load_record(rec)
         except _RecordFailed as exc:
-            raise _RecordFailed(f"it needs {name!r}, which could not be restored: {exc}")
+            raise _RecordFailed(f"it needs {name!r}, which could not be restored: {exc}",
+                                kind="needs", code="needs-record")
         return restored[name]
 
     prev = _rebuild.push(_rebuild.RestoreContext(ns, resolve))
@@ -174,8 +179,8 @@ def load_snapshot(data, namespace=None, trust=False):
             try:
                 load_record(rec)
             except _RecordFailed as exc:
-                report.failed.append({"names": list(rec.get("names") or []),
-                                      "record": rec["index"], "reason": str(exc)})
+                report.failed.append(dict(exc.problem, names=list(rec.get("names") or []),
+                                          record=rec["index"], reason=str(exc)))
     finally:
         _rebuild.pop(prev)
         if gc_was_enabled:

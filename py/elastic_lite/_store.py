@@ -13,6 +13,7 @@ The default store is resolved once, on first use:
 import sys
 import time
 
+from ._report import checkpoint_meta
 from ._restore import load_snapshot
 from ._snapshot import snapshot
 
@@ -93,7 +94,9 @@ class JsStore:
     @staticmethod
     def _error(op, exc):
         msg = getattr(exc, "message", None) or str(exc)
-        return StoreError(f"the checkpoint store failed to {op}: {msg}")
+        err = StoreError(f"the checkpoint store failed to {op}: {msg}")
+        err.code = getattr(exc, "code", None) or getattr(exc, "name", None)  # hosts classify by it
+        return err
 
     async def put(self, name, data, meta=None):
         from js import Object, Uint8Array
@@ -225,15 +228,7 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
         notebook = _notebook
     store = await get_store()
     snap = snapshot(namespace=namespace, names=names, progress=progress)
-    meta = {
-        "notebook": notebook,
-        "createdMs": int(time.time() * 1000),
-        "size": len(snap.data),
-        "variables": len(snap.names),
-        "names": snap.names,
-        "skipped": [{"name": s["name"], "type": s["type"], "reason": s["reason"]}
-                    for s in snap.skipped],
-    }
+    meta = checkpoint_meta(snap.names, snap.skipped, len(snap.data), notebook=notebook)
     await store.put(name, snap.data, meta)
     return snap
 
