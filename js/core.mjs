@@ -35,13 +35,13 @@ async function readBytes(source) {
   if (typeof source === 'string') {
     const looksLikeUrl = /^[a-z][a-z0-9+.-]*:/i.test(source) && !/^[a-z]:[\\/]/i.test(source);
     if (isNode && !looksLikeUrl) {
-      const { readFile } = await import('node:fs/promises');
+      const { readFile } = await import(/* webpackIgnore: true */ 'node:fs/promises');
       return readFile(source);
     }
     url = new URL(source, globalThis.location?.href ?? import.meta.url);
   }
   if (isNode && url.protocol === 'file:') {
-    const { readFile } = await import('node:fs/promises');
+    const { readFile } = await import(/* webpackIgnore: true */ 'node:fs/promises');
     return readFile(url);
   }
   const res = await fetch(url);
@@ -49,7 +49,10 @@ async function readBytes(source) {
   return new Uint8Array(await res.arrayBuffer());
 }
 
-/** Instantiates the core from a URL, a path (Node), bytes or a compiled WebAssembly.Module. */
+/**
+ * Instantiates the core from a URL, a path (Node), bytes or a compiled WebAssembly.Module.
+ * @param {string|URL|ArrayBuffer|ArrayBufferView|WebAssembly.Module} [source]
+ */
 export async function loadCore(source = DEFAULT_WASM) {
   let instance;
   try {

@@ -18,14 +18,22 @@ const IN_NODE = typeof process !== 'undefined' && !!process.versions?.node &&
 // The wheels every installation needs, by distribution name prefix.
 export const WHEELS = ['cloudpickle', 'dill', 'elastic_lite'];
 
+// Node-only modules (node:*, pyodide) are imported through this, so that a bundler building
+// for the browser leaves them alone: webpack skips what webpackIgnore marks, and a specifier
+// that is not a literal is not resolved by other bundlers either.
+const nodeImport = (specifier) => import(/* webpackIgnore: true */ /* @vite-ignore */ specifier);
+
 function defaultWheelsDir() {
-  return new URL('../build/wheels/', import.meta.url);
+  // Node only. Not `new URL('…', import.meta.url)` written out: bundlers would try to bundle
+  // the folder as an asset.
+  const here = import.meta.url;
+  return new URL('../build/wheels/', here);
 }
 
 async function nodeRead(dir, file) {
-  const fs = await import('node:fs/promises');
-  const { fileURLToPath } = await import('node:url');
-  const path = await import('node:path');
+  const fs = await nodeImport('node:fs/promises');
+  const { fileURLToPath } = await nodeImport('node:url');
+  const path = await nodeImport('node:path');
   const base = dir instanceof URL ? fileURLToPath(dir) : String(dir);
   return new Uint8Array(await fs.readFile(path.join(base, file)));
 }
@@ -44,7 +52,10 @@ function makeReader({ wheelsDir, wheelsUrl }) {
   return (file) => nodeRead(dir, file);
 }
 
-/** The wheel file names to install, from wheels.json (Node falls back to listing the dir). */
+/**
+ * The wheel file names to install, from wheels.json (Node falls back to listing the dir).
+ * @param {{ wheelsDir?: string|URL, wheelsUrl?: string }} [options]
+ */
 export async function wheelFiles(options = {}) {
   const read = makeReader(options);
   let names;
@@ -52,8 +63,8 @@ export async function wheelFiles(options = {}) {
     names = JSON.parse(new TextDecoder().decode(await read('wheels.json'))).wheels;
   } catch (err) {
     if (!IN_NODE || options.wheelsUrl) throw new Error(`Elastic Lite: cannot read wheels.json: ${err.message}; run \`npm run build\`.`);
-    const fs = await import('node:fs/promises');
-    const { fileURLToPath } = await import('node:url');
+    const fs = await nodeImport('node:fs/promises');
+    const { fileURLToPath } = await nodeImport('node:url');
     const dir = options.wheelsDir ?? defaultWheelsDir();
     names = await fs.readdir(dir instanceof URL ? fileURLToPath(dir) : dir);
   }
@@ -113,9 +124,11 @@ export async function installElasticLite(pyodide, { wheelsDir, wheelsUrl, store,
 /**
  * Node (tests, CLI): a fresh Pyodide from node_modules with Elastic Lite installed.
  * Extra options go to loadPyodide (e.g. stdout, stderr).
+ * @param {{ wheelsDir?: string|URL, wheelsUrl?: string, store?: object } & Record<string, any>} [options]
+ * @returns {Promise<import('pyodide').PyodideAPI>}
  */
 export async function createPyodide({ wheelsDir, wheelsUrl, store, ...loadOptions } = {}) {
-  const { loadPyodide } = await import('pyodide');
+  const { loadPyodide } = await nodeImport('pyodide');
   const pyodide = await loadPyodide(loadOptions);
   await installElasticLite(pyodide, { wheelsDir, wheelsUrl, store });
   return pyodide;

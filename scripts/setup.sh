@@ -14,8 +14,9 @@
 #   3. the project .venv (hatchling; + pytest, pyodide-lock, jupyterlite, ...)
 #   4. the PyPI wheels Pyodide loads, into build/wheels (ignored by git)
 #   5. everything only: build/pip-wheels, the wheelhouse of the JupyterLite build tools (the
-#      package tests create virtual environments from it, offline); scripts/setup.d/*.sh, the
-#      set-up steps of individual parts, in name order (ELASTIC_LITE_SETUP=all is exported)
+#      package tests create virtual environments from it, offline); the npm package's runtime
+#      dependencies in npm's cache (the package tests install it offline); scripts/setup.d/*.sh,
+#      the set-up steps of individual parts, in name order (ELASTIC_LITE_SETUP=all is exported)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -100,8 +101,26 @@ for spec in "cloudpickle==$CLOUDPICKLE_VERSION" "dill==$DILL_VERSION"; do
   fi
 done
 
-# 5. per-part set-up -------------------------------------------------------------------
 [ "$PROFILE" = all ] || exit 0
+
+# 5. the npm cache holds the npm package's runtime dependencies (pyodide and what it requires,
+#    as package-lock.json resolves them), so `npm install --offline dist/elastic-lite-*.tgz`
+#    works in the package tests ---------------------------------------------------------
+npm_stamp="build/.npm-cache-$(sha256sum package-lock.json | cut -c1-16)"
+if [ ! -f "$npm_stamp" ]; then
+  mapfile -t runtime < <(node -e '
+    const lock = require("./package-lock.json");
+    for (const [where, p] of Object.entries(lock.packages))
+      if (where && !p.dev) console.log(`${where.replace(/^.*node_modules\//, "")}@${p.version}`);')
+  if [ ${#runtime[@]} -gt 0 ]; then
+    log "npm cache add ${runtime[*]}"
+    npm cache add --loglevel=error "${runtime[@]}"
+  fi
+  rm -f build/.npm-cache-*
+  touch "$npm_stamp"
+fi
+
+# 6. per-part set-up -------------------------------------------------------------------
 export ELASTIC_LITE_SETUP=all
 for step in scripts/setup.d/*.sh; do
   [ -e "$step" ] || continue

@@ -5,7 +5,9 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
-bash scripts/build.sh || { echo "[test] build failed" >&2; exit 1; }
+# The packages a user installs are built too (scripts/pack.sh builds first): tests/pack
+# installs them in fresh folders.
+bash scripts/pack.sh || { echo "[test] build or pack failed" >&2; exit 1; }
 
 failed=()
 suite() {

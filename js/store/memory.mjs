@@ -3,6 +3,7 @@
 import { checkName, plainMeta, toBytes, byNewest, expiredNames, checkKeepLast } from './common.mjs';
 
 export class MemoryStore {
+  /** @param {{ keepLast?: number }} [options] */
   constructor({ keepLast } = {}) {
     this.keepLast = checkKeepLast(keepLast);
     this._entries = new Map();

@@ -54,3 +54,11 @@ test('the extension wheel carries it: file name, METADATA, the labextension and 
   assert.deepEqual(Object.keys(index['elastic-lite'].releases), [VERSION]);
   assert.equal(index['elastic-lite'].releases[VERSION][0].filename, `elastic_lite-${VERSION}-py3-none-any.whl`);
 });
+
+test('dist/ holds the packages of this version: npm tarball (its package.json), both wheels', () => {
+  const tgz = distFile('elastic-lite-', '.tgz');
+  assert.equal(path.basename(tgz), `elastic-lite-${VERSION}.tgz`);
+  assert.equal(JSON.parse(archiveText(tgz, 'package/package.json')).version, VERSION);
+  assert.equal(path.basename(distFile('elastic_lite-', '.whl')), `elastic_lite-${VERSION}-py3-none-any.whl`);
+  assert.equal(path.basename(distFile('jupyterlite_elastic_lite-', '.whl')), `jupyterlite_elastic_lite-${VERSION}-py3-none-any.whl`);
+});

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# `npm run pack` (also run by `npm test`): builds what is out of date, then writes the packages
+# a user installs into dist/ (ignored by git), all of the one version of package.json:
+#   elastic-lite-<version>.tgz                          npm: CLI + JS API + .wasm + wheels
+#   elastic_lite-<version>-py3-none-any.whl             the kernel package (Pyodide, CPython)
+#   jupyterlite_elastic_lite-<version>-py3-none-any.whl the JupyterLite extension
+#   pyodide-<pyodide version>.tar.bz2                   offline Pyodide for `jupyter lite build --pyodide`
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+bash scripts/build.sh
+VERSION="$(node -p 'require("./package.json").version')"
+PYODIDE_VERSION="$(node -p 'require("./node_modules/pyodide/package.json").version')"
+mkdir -p dist
+rm -f dist/elastic_lite-*.whl dist/jupyterlite_elastic_lite-*.whl dist/pyodide-*.tar.bz2
+cp "build/wheels/elastic_lite-$VERSION-py3-none-any.whl" \
+   "build/jupyterlite/jupyterlite_elastic_lite-$VERSION-py3-none-any.whl" \
+   "build/jupyterlite/pyodide-$PYODIDE_VERSION.tar.bz2" dist/
+node scripts/pack-npm.mjs
+printf '[pack] dist/: %s\n' "$(cd dist && ls | tr '\n' ' ')" >&2
