@@ -60,7 +60,9 @@ fi
 # package tests build fresh virtual environments from it without the network.
 [ -x .venv/bin/python ] || { log "creating .venv"; python3 -m venv .venv; }
 wheelhouse=build/pip-wheels
-jupyterlite_specs=("jupyterlite-core==$JUPYTERLITE_CORE_VERSION"
+# (the [contents] extra, jupyter-server, is what `jupyter lite build` needs to put notebooks
+# into a site)
+jupyterlite_specs=("jupyterlite-core[contents]==$JUPYTERLITE_CORE_VERSION"
                    "jupyterlite-pyodide-kernel==$JUPYTERLITE_PYODIDE_KERNEL_VERSION")
 if [ "$PROFILE" = all ]; then
   wh_stamp="$wheelhouse/.stamp-$(printf '%s\n' "${jupyterlite_specs[@]}" | sha256sum | cut -c1-16)"
