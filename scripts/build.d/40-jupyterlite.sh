@@ -56,9 +56,10 @@ fi
 # The page imports the project's own ES modules (the IndexedDB store, the C core's loader) and
 # the .wasm at run time from the extension's static folder (see js/extension/src/modules.ts).
 rt="$labext/static/elastic-lite"
-mkdir -p "$rt/js/store"
-for f in js/*.mjs js/store/*.mjs; do
-  [ -e "$f" ] && cp -u "$f" "$rt/$f"
+for f in js/*.mjs js/store/*.mjs js/shared/*.mjs; do
+  [ -e "$f" ] || continue
+  mkdir -p "$rt/$(dirname "$f")"
+  cp -u "$f" "$rt/$f"
 done
 cp -u build/wasm/elastic_lite.wasm "$rt/elastic_lite.wasm"
 # The kernel wheel and what it requires, with their piplite index (the format
