@@ -1,0 +1,93 @@
+"""What recording the session costs per cell, and what planning a replay costs: the Python
+body of benchmarks/replay.mjs, run the same in host CPython and in Pyodide.
+
+Per case, the same cell runs many times with and without the recorder around it, interleaved
+(compile + exec vs. before + compile + exec + after), in a namespace of `nvars` variables
+(the identity comparison is O(namespace)). Reported: medians of the process CPU time, and
+the ratio recorded / plain. Planning: a 2,000-cell history of chained updates, 20 targets.
+"""
+
+import json
+import statistics
+import sys
+import time
+
+from elastic_lite._replay import plan_replay
+from elastic_lite._session import Recorder
+
+CELLS = {
+    "one line": "y = x + 1",
+    "40-line cell": "\n".join(
+        ["def prep(rows):", "    out = []", "    for r in rows:",
+         "        if r % 3 == 0:", "            out.append(r * scale)",
+         "        else:", "            out.append(r - 1)", "    return out", ""] +
+        [f"part{i} = prep(range({i}, {i} + 20))" for i in range(28)] +
+        ["summary = {k: len(v) for k, v in [('a', part1), ('b', part2)]}",
+         "total = sum(sum(p) for p in (part0, part1, part2))"]),
+    "loop, 50k iterations": "acc = 0\nfor i in range(50000):\n    acc += i * scale",
+}
+REPS = {"one line": 400, "40-line cell": 200, "loop, 50k iterations": 30}
+
+
+def _cpu():
+    return time.process_time()
+
+
+def _namespace(nvars):
+    ns = {"__name__": "__main__", "x": 1, "scale": 3}
+    for i in range(nvars):
+        ns[f"v{i}"] = [i]
+    return ns
+
+
+def measure_cell(name, nvars):
+    code = CELLS[name]
+    ns = _namespace(nvars)
+    rec = Recorder(ns)
+    plain, recorded = [], []
+    for _ in range(REPS[name]):
+        t0 = _cpu()
+        exec(compile(code, "<cell>", "exec"), ns)
+        t1 = _cpu()
+        rec.before(code)
+        exec(compile(code, "<cell>", "exec"), ns)
+        rec.after(True)
+        t2 = _cpu()
+        plain.append(t1 - t0)
+        recorded.append(t2 - t1)
+    p, r = statistics.median(plain) * 1e6, statistics.median(recorded) * 1e6
+    return {"case": name, "nvars": nvars, "plain_us": p, "recorded_us": r,
+            "overhead_us": r - p, "ratio": r / p if p else None,
+            "cells_kept": len(rec.cells)}
+
+
+def measure_plan(ncells=2000, nnames=50, ntargets=20):
+    ns = {"__name__": "__main__"}
+    rec = Recorder(ns)
+    for i in range(ncells):
+        code = f"n{i % nnames} = n{(i - 1) % nnames} + 1" if i >= nnames else f"n{i} = 0"
+        rec.before(code)
+        exec(code, ns)
+        rec.after(True)
+    t0 = _cpu()
+    history = rec.to_json()
+    t1 = _cpu()
+    text = json.dumps(history)
+    targets = [f"n{i}" for i in range(ntargets)]
+    saved = {f"n{i}" for i in range(ntargets, nnames)}
+    t2 = _cpu()
+    plan = plan_replay(history, saved, targets)
+    t3 = _cpu()
+    return {"case": f"plan: {ncells} cells, {ntargets} targets", "prune_and_json_ms":
+            (t1 - t0) * 1e3, "plan_ms": (t3 - t2) * 1e3, "history_bytes": len(text),
+            "cells_kept": len(history["cells"]), "planned_cells": len(plan.steps)}
+
+
+def run():
+    rows = [measure_cell(name, nvars) for nvars in (100, 2000) for name in CELLS]
+    rows.append(measure_plan())
+    return {"python": sys.version.split()[0], "platform": sys.platform, "rows": rows}
+
+
+if __name__ == "__main__":
+    print(json.dumps(run()))
