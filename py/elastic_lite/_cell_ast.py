@@ -29,8 +29,9 @@ import re
 from ._effect_rules import (CODE_MAGICS, HARMLESS_MAGICS, INPLACE_ONLY_PURE, MUTATORS,
                             PURE_METHODS, classify_call, classify_method)
 
-# IPython's output history: a replay cannot recreate it.
-IPYTHON_HISTORY = re.compile(r"^(In|Out|_\d+|_i\d*|_ii|_iii|__|___|_oh|_ih|_dh|_exit_code)$")
+# Output history (IPython's, and `_` = the last value, which host.run_cell also binds): a
+# replay cannot recreate it.
+IPYTHON_HISTORY = re.compile(r"^(In|Out|_|_\d+|_i\d*|_ii|_iii|__|___|_oh|_ih|_dh|_exit_code)$")
 
 
 class FunctionInfo:

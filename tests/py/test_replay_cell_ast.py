@@ -109,4 +109,4 @@ def test_what_cannot_be_analyzed_says_why():
     assert analyze("get_ipython().run_cell('x = 1')", resolve).opaque.startswith("it calls")
     assert analyze("x = (", resolve).error.startswith("SyntaxError")
     assert analyze("a = 1\x00", resolve).error is not None
-    assert list(analyze("y = Out[2] + _3 + _", resolve).history_reads) == ["Out", "_3"]
+    assert list(analyze("y = Out[2] + _3 + _", resolve).history_reads) == ["Out", "_3", "_"]
