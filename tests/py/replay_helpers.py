@@ -4,8 +4,19 @@ IPython drives the recorder (before(code) / run / after(ok))."""
 import ast
 import inspect
 import json
+import pathlib
+import tempfile
+
+import pytest
 
 from elastic_lite._session import Recorder
+
+
+@pytest.fixture
+def scratch():
+    """A temporary directory, removed when the test ends (pytest's tmp_path keeps some)."""
+    with tempfile.TemporaryDirectory(prefix="el-replay-") as d:
+        yield pathlib.Path(d)
 
 
 class Session:

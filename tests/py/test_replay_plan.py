@@ -14,7 +14,7 @@ import pytest
 import elastic_lite as el
 from elastic_lite._replay import (Plan, PlanError, choose_recompute, plan_replay, replay,
                                   replay_sync)
-from replay_helpers import Session
+from replay_helpers import Session, scratch  # noqa: F401 (a fixture)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -59,8 +59,8 @@ def test_a_generator_advanced_by_a_later_cell_comes_back_positioned():
     assert ns["first"] == 0 and ns["third"] == 20 and ns["k"] == 10
 
 
-def test_an_open_file_and_an_in_memory_database_filled_by_earlier_cells_come_back(tmp_path):
-    data = tmp_path / "data.txt"
+def test_an_open_file_and_an_in_memory_database_filled_by_earlier_cells_come_back(scratch):
+    data = scratch / "data.txt"
     data.write_text("header\nrow1\nrow2\nrow3\n")
     s = Session()
     s.run("import sqlite3")
@@ -84,8 +84,8 @@ def test_an_open_file_and_an_in_memory_database_filled_by_earlier_cells_come_bac
     s.ns["f"].close()
 
 
-def test_a_cell_with_a_side_effect_is_reported_not_silently_rerun(tmp_path, capsys):
-    log = tmp_path / "log.txt"
+def test_a_cell_with_a_side_effect_is_reported_not_silently_rerun(scratch, capsys):
+    log = scratch / "log.txt"
     s = Session()
     s.run(f"out = open({str(log)!r}, 'w')\nout.write('once')\nout.flush()\n"
           "gen = (x for x in range(10))")
@@ -304,7 +304,7 @@ def test_a_damaged_plan_is_refused_clearly():
                      "versions": {}, "cells": []}, set(), [], allow=["nope"])
 
 
-def test_restore_and_replay_in_a_fresh_python_process(tmp_path):
+def test_restore_and_replay_in_a_fresh_python_process(scratch):
     """Nothing of the recording process is needed: bytes, history and plan suffice."""
     s = Session()
     s.run("import itertools\ndef numbers(start):\n    n = start\n    while True:\n"
@@ -312,15 +312,15 @@ def test_restore_and_replay_in_a_fresh_python_process(tmp_path):
     s.run("a = next(gen)\nb = next(gen)")
     s.run("pairs = (p for p in itertools.combinations('abcd', 2))\nnext(pairs)")
     snap, history, plan = checkpoint(s)
-    (tmp_path / "ck.bin").write_bytes(snap.data)
-    (tmp_path / "history.json").write_text(json.dumps(history))
-    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    (scratch / "ck.bin").write_bytes(snap.data)
+    (scratch / "history.json").write_text(json.dumps(history))
+    (scratch / "plan.json").write_text(json.dumps(plan))
     script = textwrap.dedent(f"""
         import asyncio, json, sys
         sys.path.insert(0, {os.path.join(ROOT, 'py')!r})
         import elastic_lite as el
         from elastic_lite._replay import replay
-        d = {str(tmp_path)!r}
+        d = {str(scratch)!r}
         ns = {{"__name__": "__main__"}}
         el.load_snapshot(open(d + "/ck.bin", "rb").read(), ns)
         rep = asyncio.run(replay(json.load(open(d + "/plan.json")),

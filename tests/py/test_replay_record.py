@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from elastic_lite._session import HistoryError, Recorder, is_stateful
-from replay_helpers import Session
+from replay_helpers import Session, scratch  # noqa: F401 (a fixture)
 
 
 def effects(cell, source=None):
@@ -80,8 +80,8 @@ def test_what_the_code_does_not_name_is_caught_by_the_identity_comparison():
     assert "join" in s.rec.versions
 
 
-def test_reading_a_stateful_value_is_a_write_of_it(tmp_path):
-    p = tmp_path / "data.txt"
+def test_reading_a_stateful_value_is_a_write_of_it(scratch):
+    p = scratch / "data.txt"
     p.write_text("a\nb\nc\n")
     s = Session()
     s.run(f"gen = (i for i in range(5))\nf = open({str(p)!r})\nimport sqlite3\n"
@@ -93,12 +93,12 @@ def test_reading_a_stateful_value_is_a_write_of_it(tmp_path):
     assert is_stateful(iter([])) and is_stateful(s.ns["con"]) and not is_stateful([1])
 
 
-def test_side_effects_from_the_code(tmp_path):
+def test_side_effects_from_the_code(scratch):
     s = Session()
     s.run("import random, os, time\nimport urllib.request as ur")
     assert effects(s.run("print('hi')")) == {"prints"}
-    assert effects(s.run(f"open({str(tmp_path / 'o.txt')!r}, 'w').close()")) == {"writes-files"}
-    assert effects(s.run(f"fh = open({str(tmp_path / 'o.txt')!r})")) == {"reads-files"}
+    assert effects(s.run(f"open({str(scratch / 'o.txt')!r}, 'w').close()")) == {"writes-files"}
+    assert effects(s.run(f"fh = open({str(scratch / 'o.txt')!r})")) == {"reads-files"}
     assert effects(s.run("x = random.random()")) == {"nondeterministic"}
     assert effects(s.run("random.seed(1)\nx = random.random()")) == set()
     assert effects(s.run("t = time.time()")) == {"nondeterministic"}
@@ -109,24 +109,26 @@ def test_side_effects_from_the_code(tmp_path):
     assert effects(c) == {"network"}  # conservative: the code may call it
 
 
-def test_side_effects_seen_at_run_time(tmp_path, monkeypatch):
+def test_side_effects_seen_at_run_time(scratch, monkeypatch):
     # A helper module the notebook imports: its code is not the cell's, the audit hook
     # sees what it does anyway.
-    (tmp_path / "nbhelper.py").write_text(
+    (scratch / "nbhelper.py").write_text(
         "import socket, subprocess\n"
         "def save(p):\n    open(p, 'w').write('x')\n"
         "def lookup():\n    return socket.getaddrinfo('127.0.0.1', 9)\n"
-        "def run():\n    return subprocess.run([" + repr(sys.executable) + ", '-c', '0'])\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+        "def run():\n    return subprocess.run([" + repr(sys.executable) + ", '-c', '0'])\n"
+        "def opendb(p):\n    import sqlite3\n    return sqlite3.connect(p)\n")
+    monkeypatch.syspath_prepend(str(scratch))
     s = Session(audit=True)
     s.run("import nbhelper")
-    c = s.run(f"nbhelper.save({str(tmp_path / 'out.txt')!r})")
+    c = s.run(f"nbhelper.save({str(scratch / 'out.txt')!r})")
     assert effects(c, "run") == {"writes-files"}
     assert effects(s.run("nbhelper.lookup()"), "run") == {"network"}
     assert effects(s.run("nbhelper.run()"), "run") == {"runs-command"}
-    db = str(tmp_path / "x.db")
-    assert effects(s.run(f"import sqlite3\nc1 = sqlite3.connect({db!r})"), "run") == {"writes-files"}
-    assert effects(s.run("c2 = sqlite3.connect(':memory:')"), "run") == set()
+    db = str(scratch / "x.db")
+    assert effects(s.run(f"c1 = nbhelper.opendb({db!r})"), "run") == {"writes-files"}
+    assert effects(s.run("c2 = nbhelper.opendb(':memory:')"), "run") == set()
+    s.ns["c1"].close()
     assert effects(s.run("n = 1 + 1")) == set()  # nothing recorded outside the cells
 
 
@@ -276,10 +278,10 @@ def test_random_damage_to_a_history_raises_history_error_or_loads():
     assert outcomes["refused"] > 10 and outcomes["loaded"] > 10
 
 
-def test_the_audit_hook_records_nothing_outside_cells(tmp_path):
+def test_the_audit_hook_records_nothing_outside_cells(scratch):
     s = Session(audit=True)
     s.run("a = 1")
     # Outside a cell the hook returns at once: opening files is recorded nowhere.
-    with open(os.path.join(tmp_path, "f.txt"), "w") as fh:
+    with open(os.path.join(scratch, "f.txt"), "w") as fh:
         fh.write("x")
     assert all(not c.effects for c in s.rec.cells)
