@@ -5,24 +5,33 @@
 //
 //   const core = await loadCore();          // or loadCore(url | path | bytes | WebAssembly.Module)
 //   const w = core.newWriter({ producer, python, createdMs });
-//   w.beginRecord(["x", "y"]); w.append(bytes); w.endRecord("cloudpickle");
-//   const file = w.finish(); w.free();
+//   w.beginRecord(["x", "y"]); w.append(bytes); w.addBuffer(u8); w.endRecord("cloudpickle");
+//   w.take()                                // the parts written so far, in file order
+//   const file = w.finish(); w.free();      // finish(): every part not taken yet, joined
 //   core.inspect(file, { validate: true })  // the report of docs/INTERFACES.md
-//   core.validatePickle(bytes)              // { ok, error, globals, protocol, size }
+//   core.validatePickle(bytes)              // { ok, error, globals, protocol, buffers, size }
 //
 // API misuse and allocation failures throw CoreError (message from the core). A damaged
-// checkpoint is not an exception: inspect() reports it; verify() throws it as a CoreError.
+// checkpoint is not an exception: inspect() reports it; verify() throws it as a CoreError
+// whose .code is the report's machine-readable error code.
 
 const DEFAULT_WASM = new URL('../build/wasm/elastic_lite.wasm', import.meta.url);
 const SERIALIZERS = { pickle: 1, cloudpickle: 2, dill: 3 };
+const KINDS = { data: 1, manifest: 2, history: 3 };
+const PART_KINDS = { 1: 'bytes', 2: 'buffer', 3: 'stored' };
+const PART_HEAD = 0xFFFFFFFF;
+const PART_TAIL = 0xFFFFFFFE;
+const END_COMPUTE_CRC = 1;
+const CRC_CHUNK = 1 << 20; // bytes copied into the core per el_crc32 call
 const isNode = typeof process !== 'undefined' && !!process.versions?.node &&
   typeof window === 'undefined';
 
 /** An error from the core: message as the core wrote it, plus where (when known). */
 export class CoreError extends Error {
-  constructor(message, { offset = null, record = null, opcode = null, report = null } = {}) {
+  constructor(message, { code = null, offset = null, record = null, opcode = null, report = null } = {}) {
     super(message);
     this.name = 'CoreError';
+    this.code = code;
     this.offset = offset;
     this.record = record;
     this.opcode = opcode;
@@ -154,6 +163,25 @@ class Core {
     return this._withBytes(bytes, (p, n) => this.exports.el_crc32c(crc, p, n) >>> 0);
   }
 
+  /** CRC-32/ISO-HDLC (zlib's crc32) of bytes, continuing from crc; copied into the core in
+   * 1 MiB chunks, so any size works without growing wasm memory. */
+  crc32(bytes, crc = 0) {
+    const u8 = toU8(bytes);
+    const n = Math.min(u8.length, CRC_CHUNK);
+    const ptr = this.exports.el_malloc(n) >>> 0;
+    if (!ptr) throw new CoreError(`out of memory: cannot place ${n} bytes in the core`);
+    try {
+      for (let at = 0; at < u8.length; at += CRC_CHUNK) {
+        const chunk = u8.subarray(at, at + CRC_CHUNK);
+        this.u8().set(chunk, ptr);
+        crc = this.exports.el_crc32(crc, ptr, chunk.length) >>> 0;
+      }
+      return crc >>> 0;
+    } finally {
+      this.exports.el_free(ptr);
+    }
+  }
+
   newWriter({ producer = 'elastic-lite', python = '', createdMs = Date.now() } = {}) {
     const pp = this._cstring(producer);
     const qp = this._cstring(python);
@@ -219,36 +247,117 @@ class Handle {
   }
 }
 
-/** Writes a checkpoint container (FORMAT.md): records of pickled variable groups. */
+/** Writes a checkpoint container (FORMAT.md, format 2.0) and hands it out part by part. */
 class Writer extends Handle {
   constructor(core, h) {
     const x = core.exports;
     super(core, h, x.el_writer_free, x.el_writer_error);
+    this._buffers = new Map(); // "record/buffer" -> the Uint8Array registered by addBuffer
+    this._open = [];           // buffers of the open record
   }
-  beginRecord(names) {
+  /** kind: 'data' (a pickle stream), 'manifest' or 'history' (UTF-8 JSON). */
+  beginRecord(names, { kind = 'data' } = {}) {
     const list = Array.isArray(names) ? names : [names];
     for (const n of list) {
       if (String(n).includes('\0')) throw new CoreError(`variable name contains NUL: ${JSON.stringify(n)}`);
     }
+    const code = KINDS[kind];
+    if (!code) throw new CoreError(`unknown record kind ${JSON.stringify(kind)} (data, manifest or history)`);
     const b = encoder.encode(list.join('\0'));
     const x = this.core.exports;
     const p = this.core._copyIn(b);
-    try { this._check(x.el_writer_begin_record(this._live(), p, b.length)); } finally { x.el_free(p); }
+    try { this._check(x.el_writer_begin_record(this._live(), code, p, b.length)); } finally { x.el_free(p); }
+    this._open = [];
   }
   append(bytes) { this._put(this.core.exports.el_writer_reserve, bytes); }
-  abortRecord() { this._check(this.core.exports.el_writer_abort_record(this._live())); }
-  endRecord(serializer) {
-    const code = typeof serializer === 'number' ? serializer : SERIALIZERS[serializer];
-    if (!code) throw new CoreError(`unknown serializer ${JSON.stringify(serializer)} (pickle, cloudpickle or dill)`);
-    this._check(this.core.exports.el_writer_end_record(this._live(), code));
+  /** An out-of-band buffer of the open record: its bytes never enter the core. Pass the bytes
+   * (kept by reference and handed back by take()/finish(); the CRC-32 is computed here) or
+   * { length, crc32 } when the caller writes the bytes itself. Returns its index. */
+  addBuffer(buffer) {
+    let length, crc, bytes = null;
+    if (ArrayBuffer.isView(buffer) || buffer instanceof ArrayBuffer) {
+      bytes = toU8(buffer);
+      length = bytes.length;
+      crc = this.core.crc32(bytes);
+    } else {
+      ({ length, crc32: crc } = buffer ?? {});
+    }
+    const i = this._check(this.core.exports.el_writer_add_buffer(this._live(), Number(length), crc | 0));
+    this._open.push(bytes);
+    return i;
+  }
+  abortRecord() {
+    this._check(this.core.exports.el_writer_abort_record(this._live()));
+    this._open = [];
+  }
+  /** Ends the open record; serializer null for the JSON kinds. crc32: the stream's CRC-32
+   * if the caller computed it, else the core computes it. Returns the record's index. */
+  endRecord(serializer, { crc32 = null } = {}) {
+    const code = serializer == null ? 0 : typeof serializer === 'number' ? serializer : SERIALIZERS[serializer];
+    if (code === undefined) throw new CoreError(`unknown serializer ${JSON.stringify(serializer)} (pickle, cloudpickle or dill)`);
+    const x = this.core.exports;
+    const flags = crc32 == null ? END_COMPUTE_CRC : 0;
+    const index = this._check(x.el_writer_end_record(this._live(), code, (crc32 ?? 0) | 0, flags));
+    this._open.forEach((bytes, i) => { if (bytes) this._buffers.set(`${index}/${i}`, bytes); });
+    this._open = [];
+    return index;
+  }
+  /** A record whose bytes (length, a multiple of 64) the caller already has stored. */
+  addStoredRecord(length) {
+    return this._check(this.core.exports.el_writer_add_stored_record(this._live(), Number(length)));
   }
   get recordCount() { return this.core.exports.el_writer_record_count(this._live()); }
-  get size() { return this.core.exports.el_writer_size(this._live()) >>> 0; }
-  /** Writes index and footer; returns the whole checkpoint (a copy). */
-  finish() {
+  /** Bytes of the file laid out so far (records ended, not the open one). */
+  get fileSize() { return this.core.exports.el_writer_file_size(this._live()); }
+  recordOffset(i) { return this.core.exports.el_writer_record_offset(this._live(), i); }
+  recordLength(i) { return this.core.exports.el_writer_record_length(this._live(), i); }
+
+  /** Every part ready now, in file order: { kind: 'bytes' | 'buffer' | 'stored', record (index,
+   * 'head' or 'tail'), buffer, offset, length, bytes }. bytes: a copy of the core's bytes, the
+   * Uint8Array given to addBuffer, or null (a buffer given by length, a stored record: the
+   * caller writes those). views: true gives views of core memory instead of copies, valid
+   * until the next call that writes to this writer. */
+  take({ views = false } = {}) {
     const x = this.core.exports;
-    this._check(x.el_writer_finish(this._live()));
-    return this._copyOut(x.el_writer_data(this.h), x.el_writer_size(this.h));
+    const parts = [];
+    for (;;) {
+      const ptr = x.el_writer_take(this._live()) >>> 0;
+      const d = new DataView(this.core.memory.buffer, ptr, 40);
+      const kind = d.getUint32(0, true);
+      if (kind === 0) break;
+      const rec = d.getUint32(4, true);
+      const buffer = d.getUint32(8, true);
+      const offset = Number(d.getBigUint64(16, true));
+      const length = Number(d.getBigUint64(24, true));
+      const record = rec === PART_HEAD ? 'head' : rec === PART_TAIL ? 'tail' : rec;
+      let bytes = null;
+      if (kind === 1) {
+        const at = Number(d.getBigUint64(32, true));
+        bytes = views ? new Uint8Array(this.core.memory.buffer, at, length) : this._copyOut(at, length);
+      } else if (kind === 2) {
+        bytes = this._buffers.get(`${rec}/${buffer}`) ?? null;
+        this._buffers.delete(`${rec}/${buffer}`);
+      }
+      parts.push({ kind: PART_KINDS[kind], record, buffer: kind === 2 ? buffer : null, offset, length, bytes });
+    }
+    return parts;
+  }
+
+  /** Writes index and footer; returns every part not taken yet, joined (the whole checkpoint
+   * when nothing was taken before), or with join: false the parts as take() gives them. */
+  finish({ join = true } = {}) {
+    this._check(this.core.exports.el_writer_finish(this._live()));
+    const parts = this.take();
+    if (!join) return parts;
+    const missing = parts.find((p) => !p.bytes);
+    if (missing) {
+      throw new CoreError(`finish() cannot join a ${missing.kind} part whose bytes the writer does not hold ` +
+        `(record ${missing.record}); use finish({ join: false }) and write those parts yourself`);
+    }
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) { out.set(p.bytes, at); at += p.length; }
+    return out;
   }
 }
 
@@ -271,4 +380,4 @@ class Sink extends Handle {
   }
 }
 
-export { SERIALIZERS };
+export { SERIALIZERS, KINDS };

@@ -4,26 +4,62 @@
   this package is instantiated through `js.WebAssembly` (it imports nothing). Bytes go into
   wasm memory with ONE `Uint8Array.new(memory.buffer, ptr, n).assign(b)` into space the core
   reserved (`el_writer_reserve`); views are re-created after every call because memory may
-  grow and replace its buffer. Compiling synchronously is fine in Node and in workers; a page's
-  main thread may refuse it for modules > 4 KiB, so the JS glue can hand over a module it
-  compiled asynchronously (`use_wasm_module`).
+  grow and replace its buffer. WebAssembly memory never shrinks, so once no handle is live
+  and the instance's memory grew past 64 MiB (a large checkpoint or inspection), the instance
+  is dropped and the next call makes a fresh one from the same compiled module. Compiling
+  synchronously is fine in Node and in workers; a page's main thread may refuse it for
+  modules > 4 KiB, so the JS glue can hand over a module it compiled asynchronously
+  (`use_wasm_module`).
 - Host CPython (pytest): `build/native/libelastic_lite.so` (or $ELASTIC_LITE_NATIVE_LIB)
-  through ctypes.
+  through ctypes; Python buffers are passed by address (no copy before the core's own).
 
-Both expose the same small surface: `Writer` (a file-like sink that pickle writes into) and
-`inspect()` / `validate_pickle()` returning the report dict of docs/INTERFACES.md.
+Both expose the same small surface: `Writer` (a file-like sink that pickle writes into, which
+hands the checkpoint out part by part) and `inspect()` / `validate_pickle()` returning the
+report dict of docs/INTERFACES.md. Content CRCs (CRC-32/ISO-HDLC) are computed here with
+`zlib.crc32` directly over Python memory, which is faster than copying into the core.
 """
 
 import json
 import os
+import struct
 import sys
+import zlib
+from collections import namedtuple
 
 SERIALIZERS = {"pickle": 1, "cloudpickle": 2, "dill": 3}
+KINDS = {"data": 1, "manifest": 2, "history": 3}
 INSPECT_VALIDATE = 1
+INSPECT_HEADERS_ONLY = 2
+END_COMPUTE_CRC = 1
+
+_PART_KINDS = {1: "bytes", 2: "buffer", 3: "stored"}
+_PART_HEAD, _PART_TAIL = 0xFFFFFFFF, 0xFFFFFFFE
+_PART = struct.Struct("<IIIIQQQ")  # el_part: kind, record, buffer, reserved, offset, length, data
+_MEMORY_KEEP = 64 << 20  # a wasm instance whose memory grew past this is replaced when idle
+
+Part = namedtuple("Part", "kind record buffer offset length data")
+Part.__doc__ = """One piece of the checkpoint file, in file order (Writer.take()).
+
+kind: "bytes" (data: bytes of the core), "buffer" (data: the out-of-band buffer's memoryview,
+handed back as registered: never copied) or "stored" (data: None, the caller writes the
+stored record's bytes). record: the record's index, or "head" / "tail" (file header; index
+and footer). buffer: the buffer's index in its record (kind "buffer"), else None. offset:
+the part's file offset. Writing every part's bytes in order gives the container."""
 
 
 class CoreError(Exception):
     """The C core refused an operation; the message is the core's own."""
+
+
+def _flat(buf):
+    """A 1-D unsigned-byte memoryview of any C-contiguous buffer (PickleBuffer, memoryview,
+    bytearray, bytes, array...), without copying. Raises BufferError if not contiguous."""
+    raw = getattr(buf, "raw", None)
+    mv = raw() if callable(raw) else memoryview(buf)
+    if not mv.c_contiguous:
+        raise BufferError("the buffer is not C-contiguous; pass a contiguous buffer "
+                          "(or let pickle write it in-band)")
+    return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
 
 
 # ---------------------------------------------------------------------------------------
@@ -31,20 +67,23 @@ class CoreError(Exception):
 
 
 class _WasmBackend:
-    _module = None  # a WebAssembly.Module handed over by the JS glue, if any
+    _module = None  # the compiled WebAssembly.Module (from the JS glue, or compiled here once)
 
     def __init__(self):
         from js import Object, Uint8Array, WebAssembly  # noqa: F401 (Pyodide only)
         from pyodide.ffi import to_js
         self._Uint8Array = Uint8Array
-        module = _WasmBackend._module
-        if module is None:
+        if _WasmBackend._module is None:
             from importlib import resources
             data = resources.files("elastic_lite").joinpath("elastic_lite.wasm").read_bytes()
-            module = WebAssembly.Module.new(to_js(data))
-        instance = WebAssembly.Instance.new(module, Object.new())
+            _WasmBackend._module = WebAssembly.Module.new(to_js(data))
+        instance = WebAssembly.Instance.new(_WasmBackend._module, Object.new())
         self._ex = instance.exports
         self._memory = self._ex.memory
+        self.live = 0  # handles (writers) that still use this instance
+
+    def memory_size(self):
+        return self._memory.buffer.byteLength
 
     # memory helpers ----------------------------------------------------------------------
     def _view(self, ptr, n):
@@ -84,43 +123,35 @@ class _WasmBackend:
             raise CoreError(self._cstr(self._ex.el_last_error()))
         return w
 
-    def writer_begin(self, w, names):
+    def writer_begin(self, w, kind, names):
         p = self._put(names)
         try:
-            return self._ex.el_writer_begin_record(w, p, len(names))
+            return self._ex.el_writer_begin_record(w, kind, p, len(names))
         finally:
             self._ex.el_free(p)
 
-    def writer_write(self, w, buf, n):
+    def writer_write(self, w, mv):
+        n = len(mv) if isinstance(mv, bytes) else mv.nbytes
         ptr = self._ex.el_writer_reserve(w, n) & 0xFFFFFFFF
         if not ptr:
             return -1
-        self._view(ptr, n).assign(buf)
+        self._view(ptr, n).assign(mv)
         return 0
 
-    def writer_abort(self, w):
-        return self._ex.el_writer_abort_record(w)
+    def writer_take(self, w):
+        ptr = self._ex.el_writer_take(w) & 0xFFFFFFFF
+        kind, record, buffer, _, offset, length, data = _PART.unpack(
+            self._view(ptr, _PART.size).to_bytes())
+        return kind, record, buffer, offset, length, (
+            self._bytes(data, length) if kind == 1 else None)
 
-    def writer_end(self, w, code):
-        return self._ex.el_writer_end_record(w, code)
-
-    def writer_finish(self, w):
-        return self._ex.el_writer_finish(w)
-
-    def writer_size(self, w):
-        return self._ex.el_writer_size(w) & 0xFFFFFFFF
-
-    def writer_bytes(self, w):
-        return self._bytes(self._ex.el_writer_data(w), self.writer_size(w))
-
-    def writer_count(self, w):
-        return self._ex.el_writer_record_count(w)
+    def __getattr__(self, name):  # el_* calls with plain numbers: straight to the exports
+        if not name.startswith("el_"):
+            raise AttributeError(name)
+        return getattr(self._ex, name)
 
     def writer_error(self, w):
         return self._cstr(self._ex.el_writer_error(w))
-
-    def writer_free(self, w):
-        self._ex.el_writer_free(w)
 
     # inspection ----------------------------------------------------------------------------
     def _result_json(self, r):
@@ -167,23 +198,38 @@ class _NativeBackend:
             raise CoreError(f"the native core {path} is missing: run `npm run build` "
                             "(or set ELASTIC_LITE_NATIVE_LIB)")
         lib = C.CDLL(path)
-        vp, sz, i, cp = C.c_void_p, C.c_size_t, C.c_int, C.c_char_p
+        vp, sz, i, cp, u32, d = C.c_void_p, C.c_size_t, C.c_int, C.c_char_p, C.c_uint32, C.c_double
+
+        class Py_buffer(C.Structure):  # the buffer protocol's view (stable since 3.11)
+            _fields_ = [("buf", vp), ("obj", vp), ("len", C.c_ssize_t),
+                        ("itemsize", C.c_ssize_t), ("readonly", i), ("ndim", i),
+                        ("format", vp), ("shape", vp), ("strides", vp),
+                        ("suboffsets", vp), ("internal", vp)]
+        self._Py_buffer = Py_buffer
+        api = C.pythonapi
+        api.PyObject_GetBuffer.argtypes = [C.py_object, C.POINTER(Py_buffer), i]
+        api.PyObject_GetBuffer.restype = i
+        api.PyBuffer_Release.argtypes = [C.POINTER(Py_buffer)]
+        api.PyBuffer_Release.restype = None
         sig = {
             "el_last_error": (cp, []),
-            "el_writer_new": (vp, [cp, cp, C.c_double]),
+            "el_writer_new": (vp, [cp, cp, d]),
             "el_writer_free": (None, [vp]),
-            "el_writer_begin_record": (i, [vp, cp, sz]),
-            "el_writer_reserve": (vp, [vp, sz]),
-            "el_writer_append": (i, [vp, cp, sz]),
+            "el_writer_begin_record": (i, [vp, i, cp, sz]),
+            "el_writer_append": (i, [vp, vp, sz]),
+            "el_writer_add_buffer": (i, [vp, d, u32]),
             "el_writer_abort_record": (i, [vp]),
-            "el_writer_end_record": (i, [vp, i]),
+            "el_writer_end_record": (i, [vp, i, u32, i]),
+            "el_writer_add_stored_record": (i, [vp, d]),
             "el_writer_finish": (i, [vp]),
+            "el_writer_take": (vp, [vp]),
             "el_writer_record_count": (i, [vp]),
-            "el_writer_data": (vp, [vp]),
-            "el_writer_size": (sz, [vp]),
+            "el_writer_record_offset": (d, [vp, i]),
+            "el_writer_record_length": (d, [vp, i]),
+            "el_writer_file_size": (d, [vp]),
             "el_writer_error": (cp, [vp]),
-            "el_inspect": (vp, [cp, sz, i]),
-            "el_validate_pickle": (vp, [cp, sz]),
+            "el_inspect": (vp, [vp, sz, i]),
+            "el_validate_pickle": (vp, [vp, sz]),
             "el_result_json": (vp, [vp]),
             "el_result_json_len": (sz, [vp]),
             "el_result_free": (None, [vp]),
@@ -192,6 +238,27 @@ class _NativeBackend:
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = res, args
         self._lib, self._C = lib, C
+        self.live = 0
+
+    def memory_size(self):
+        return 0  # native memory is returned by free(); nothing to reset
+
+    def __getattr__(self, name):  # el_* calls with plain numbers: straight to the library
+        if not name.startswith("el_"):
+            raise AttributeError(name)
+        return getattr(self._lib, name)
+
+    def _call_with_buffer(self, fn, obj, *rest):
+        """fn(address, nbytes, *rest) on obj's memory, no copy (the buffer protocol)."""
+        if isinstance(obj, bytes):
+            return fn(self._C.cast(self._C.c_char_p(obj), self._C.c_void_p), len(obj), *rest)
+        view = self._Py_buffer()
+        if self._C.pythonapi.PyObject_GetBuffer(obj, self._C.byref(view), 0) != 0:
+            raise BufferError("could not read the buffer")
+        try:
+            return fn(view.buf, view.len, *rest)
+        finally:
+            self._C.pythonapi.PyBuffer_Release(self._C.byref(view))
 
     def writer_new(self, producer, python, created_ms):
         w = self._lib.el_writer_new(producer.encode(), python.encode(), float(created_ms))
@@ -199,45 +266,21 @@ class _NativeBackend:
             raise CoreError((self._lib.el_last_error() or b"").decode("utf-8", "replace"))
         return w
 
-    def writer_begin(self, w, names):
-        return self._lib.el_writer_begin_record(w, names, len(names))
+    def writer_begin(self, w, kind, names):
+        return self._lib.el_writer_begin_record(w, kind, names, len(names))
 
-    def writer_write(self, w, buf, n):
-        if isinstance(buf, bytes):
-            return self._lib.el_writer_append(w, buf, n)
-        ptr = self._lib.el_writer_reserve(w, n)
-        if not ptr:
-            return -1
-        mv = memoryview(buf).cast("B")
-        if mv.readonly:
-            self._C.memmove(ptr, bytes(mv), n)
-        else:
-            self._C.memmove(ptr, (self._C.c_char * n).from_buffer(mv), n)
-        return 0
+    def writer_write(self, w, mv):
+        return self._call_with_buffer(lambda p, n: self._lib.el_writer_append(w, p, n), mv)
 
-    def writer_abort(self, w):
-        return self._lib.el_writer_abort_record(w)
-
-    def writer_end(self, w, code):
-        return self._lib.el_writer_end_record(w, code)
-
-    def writer_finish(self, w):
-        return self._lib.el_writer_finish(w)
-
-    def writer_size(self, w):
-        return self._lib.el_writer_size(w)
-
-    def writer_bytes(self, w):
-        return self._C.string_at(self._lib.el_writer_data(w), self._lib.el_writer_size(w))
-
-    def writer_count(self, w):
-        return self._lib.el_writer_record_count(w)
+    def writer_take(self, w):
+        p = self._lib.el_writer_take(w)
+        kind, record, buffer, _, offset, length, data = _PART.unpack(
+            self._C.string_at(p, _PART.size))
+        return kind, record, buffer, offset, length, (
+            self._C.string_at(data, length) if kind == 1 else None)
 
     def writer_error(self, w):
         return (self._lib.el_writer_error(w) or b"").decode("utf-8", "replace")
-
-    def writer_free(self, w):
-        self._lib.el_writer_free(w)
 
     def _result_json(self, r):
         if not r:
@@ -248,16 +291,13 @@ class _NativeBackend:
         finally:
             self._lib.el_result_free(r)
 
-    def _arg(self, data):
-        return data if isinstance(data, bytes) else bytes(data)
-
     def inspect_json(self, data, flags):
-        data = self._arg(data)
-        return self._result_json(self._lib.el_inspect(data, len(data), flags))
+        return self._call_with_buffer(
+            lambda p, n: self._result_json(self._lib.el_inspect(p, n, flags)), data)
 
     def validate_json(self, data):
-        data = self._arg(data)
-        return self._result_json(self._lib.el_validate_pickle(data, len(data)))
+        return self._call_with_buffer(
+            lambda p, n: self._result_json(self._lib.el_validate_pickle(p, n)), data)
 
 
 _backend = None
@@ -268,6 +308,14 @@ def backend():
     if _backend is None:
         _backend = _WasmBackend() if sys.platform == "emscripten" else _NativeBackend()
     return _backend
+
+
+def _release_if_idle(b):
+    """Drops a WebAssembly instance whose memory grew past 64 MiB once nothing uses it (its
+    memory never shrinks); the next call instantiates the compiled module again."""
+    global _backend
+    if b is _backend and b.live == 0 and b.memory_size() > _MEMORY_KEEP:
+        _backend = None
 
 
 def use_wasm_module(module):
@@ -282,63 +330,169 @@ def use_wasm_module(module):
 
 
 class Writer:
-    """A checkpoint container being written; file-like (`write`) so pickle streams into it.
+    """A checkpoint container (format 2.0) being written; file-like, so pickle streams into it.
 
-    `record_bytes` counts the payload bytes of the open record (what a failed attempt wrote
-    before it was rewound)."""
+        w.begin_record(names)                 # kind="manifest"/"history": a UTF-8 JSON record
+        pickler(w, buffer_callback=w.add_buffer).dump(values)   # write() + out-of-band buffers
+        w.end_record("cloudpickle")           # or w.abort_record() after a failed attempt
+        w.take()                              # the parts ready so far (optional, any time)
+        data = w.finish()                     # the parts not taken yet, joined
+        w.free()
+
+    `write` accepts anything with the buffer protocol (PickleBuffer, memoryview, bytearray,
+    bytes) and copies it once, into the core; the stream's CRC-32 is chained with zlib as it
+    is written. `add_buffer` registers an out-of-band buffer: only its length and CRC-32 enter
+    the core; its bytes come back, uncopied, as a "buffer" part. `record_bytes` counts the
+    stream bytes of the open record (what a failed attempt wrote before it was rewound)."""
 
     def __init__(self, producer, python, created_ms):
         self._b = backend()
         self._w = self._b.writer_new(producer, python, created_ms)
+        self._b.live += 1
+        self._kind = None
+        self._crc = 0
+        self._open_buffers = []
+        self._buffers = {}  # (record, buffer index) -> flat memoryview, until taken
         self.record_bytes = 0
 
     def _check(self, status, what):
         if status < 0:
             raise CoreError(f"{what}: {self._b.writer_error(self._w)}")
+        return status
 
-    def begin_record(self, names):
+    def begin_record(self, names, kind="data"):
+        if kind not in KINDS:
+            raise CoreError(f"begin_record: unknown record kind {kind!r} "
+                            "(data, manifest or history)")
         encoded = b"\0".join(n.encode("utf-8") for n in names)
-        self._check(self._b.writer_begin(self._w, encoded), "begin_record")
+        self._check(self._b.writer_begin(self._w, KINDS[kind], encoded), "begin_record")
+        self._kind = kind
+        self._crc = 0
+        self._open_buffers = []
         self.record_bytes = 0
 
     def write(self, buf):
-        n = buf.nbytes if isinstance(buf, memoryview) else len(buf)
+        mv = buf if isinstance(buf, bytes) else _flat_or_copy(buf)
+        n = len(mv) if isinstance(mv, bytes) else mv.nbytes
         if n:
-            self._check(self._b.writer_write(self._w, buf, n), "write")
+            self._check(self._b.writer_write(self._w, mv), "write")
+            self._crc = zlib.crc32(mv, self._crc)
             self.record_bytes += n
         return n
 
+    def add_buffer(self, buf):
+        """Registers an out-of-band buffer (pickle's buffer_callback): returns False, so
+        pickle writes only NEXT_BUFFER in the stream. Raises BufferError if not contiguous."""
+        mv = _flat(buf)
+        self._check(self._b.el_writer_add_buffer(self._w, float(mv.nbytes), zlib.crc32(mv)),
+                    "add_buffer")
+        self._open_buffers.append(mv)
+        return False
+
     def abort_record(self):
-        self._check(self._b.writer_abort(self._w), "abort_record")
+        self._check(self._b.el_writer_abort_record(self._w), "abort_record")
+        self._open_buffers = []
         self.record_bytes = 0
 
-    def end_record(self, serializer):
-        self._check(self._b.writer_end(self._w, SERIALIZERS[serializer]), "end_record")
+    def end_record(self, serializer=None):
+        """Ends the open record; serializer is None for the JSON kinds. Returns its index."""
+        if serializer is None:
+            code = 0
+        elif serializer in SERIALIZERS:
+            code = SERIALIZERS[serializer]
+        else:
+            raise CoreError(f"end_record: unknown serializer {serializer!r} "
+                            "(pickle, cloudpickle or dill)")
+        index = self._check(self._b.el_writer_end_record(self._w, code, self._crc, 0),
+                            "end_record")
+        for i, mv in enumerate(self._open_buffers):
+            self._buffers[(index, i)] = mv
+        self._open_buffers = []
+        return index
+
+    def add_stored_record(self, length):
+        """A record whose bytes (`length`, a multiple of 64) the caller already has stored:
+        it appears as a "stored" part. Returns its index."""
+        return self._check(self._b.el_writer_add_stored_record(self._w, float(length)),
+                           "add_stored_record")
+
+    def take(self):
+        """Every part ready now (a list of Part), in file order; the core drops their bytes."""
+        parts = []
+        while True:
+            kind, record, buffer, offset, length, data = self._b.writer_take(self._w)
+            if kind == 0:
+                return parts
+            if kind == 2:
+                data = self._buffers.pop((record, buffer), None)
+            record = "head" if record == _PART_HEAD else "tail" if record == _PART_TAIL else record
+            parts.append(Part(_PART_KINDS[kind], record, buffer if kind == 2 else None,
+                              offset, length, data))
+
+    def finish(self, join=True):
+        """Writes index and footer. Returns every part not taken yet joined as bytes (the
+        whole checkpoint when nothing was taken before), or with join=False the parts."""
+        self._check(self._b.el_writer_finish(self._w), "finish")
+        parts = self.take()
+        if not join:
+            return parts
+        for p in parts:
+            if p.data is None:
+                raise CoreError(f"finish: a {p.kind} part (record {p.record}) is not held by "
+                                "the writer; use finish(join=False) and write it yourself")
+        return b"".join(p.data for p in parts)
 
     @property
     def record_count(self):
-        return self._b.writer_count(self._w)
+        return self._b.el_writer_record_count(self._w)
 
     @property
     def size(self):
-        return self._b.writer_size(self._w)
+        """Bytes of the file laid out so far (records ended, not the open one)."""
+        return int(self._b.el_writer_file_size(self._w))
 
-    def finish(self):
-        self._check(self._b.writer_finish(self._w), "finish")
-        return self._b.writer_bytes(self._w)
+    def record_offset(self, index):
+        return int(self._b.el_writer_record_offset(self._w, index))
+
+    def record_length(self, index):
+        return int(self._b.el_writer_record_length(self._w, index))
 
     def free(self):
         if self._w:
-            self._b.writer_free(self._w)
+            self._b.el_writer_free(self._w)
             self._w = None
+            self._b.live -= 1
+            self._buffers = {}
+            _release_if_idle(self._b)
 
 
-def inspect(data, validate=True):
+def _flat_or_copy(buf):
+    """_flat, or a bytes copy for the rare non-contiguous buffer pickle writes in-band."""
+    try:
+        return _flat(buf)
+    except (BufferError, TypeError):
+        return memoryview(buf).tobytes()
+
+
+def inspect(data, validate=True, headers_only=False):
     """The inspection report (dict) of container bytes; never raises on bad input."""
-    flags = INSPECT_VALIDATE if validate else 0
-    return json.loads(backend().inspect_json(data, flags))
+    flags = (INSPECT_VALIDATE if validate else 0) | (INSPECT_HEADERS_ONLY if headers_only else 0)
+    b = backend()
+    try:
+        return json.loads(b.inspect_json(data, flags))
+    finally:
+        _release_if_idle(b)
 
 
 def validate_pickle(data):
     """The validation report (dict) of one bare pickle stream."""
-    return json.loads(backend().validate_json(data))
+    b = backend()
+    try:
+        return json.loads(b.validate_json(data))
+    finally:
+        _release_if_idle(b)
+
+
+def crc32(data, crc=0):
+    """CRC-32/ISO-HDLC, the content checksum of format 2.0 (zlib's, over Python memory)."""
+    return zlib.crc32(data, crc)

@@ -38,7 +38,7 @@ test('a whole checkpoint: verify exits 0, inspect shows records, serializers, CR
 
   const i = await runCli(['inspect', 'good.elc'], { cwd });
   assert.equal(i.code, 0, i.stderr);
-  assert.match(i.stdout, /^format\s+1$/m);
+  assert.match(i.stdout, /^format\s+2$/m);
   assert.match(i.stdout, /^producer\s+elastic-lite test$/m);
   assert.match(i.stdout, /^created\s+2026-12-01 00:00:00 UTC$/m);
   assert.match(i.stdout, /^0\s+x\s+pickle\s+\d+\s+5\s+[0-9a-f]{8}\s+ok$/m);
@@ -110,15 +110,15 @@ test('export, flip one byte, verify exits 1 naming record and offset; import ref
   assert.equal(doc.problem.line, line.replace(/^elastic-lite: /, ''));
 });
 
-/** The same container claiming format major 2 (header and footer, checksums recomputed). */
+/** The same container claiming format major 3 (header and footer, checksums recomputed). */
 function newerMajor(bytes) {
   const b = bytes.slice();
   const dv = new DataView(b.buffer);
   const hlen = dv.getUint32(12, true);
-  dv.setUint16(8, 2, true);
+  dv.setUint16(8, 3, true);
   dv.setUint32(hlen - 4, core.crc32c(b.subarray(0, hlen - 4)), true);
   const f = b.length - 32;
-  dv.setUint16(f + 24, 2, true);
+  dv.setUint16(f + 24, 3, true);
   dv.setUint32(f + 28, core.crc32c(b.subarray(f, f + 28)), true);
   return b;
 }
@@ -134,7 +134,7 @@ test('bad files: truncated, empty, not a checkpoint, newer format: one clear lin
     'truncated.elc': /truncated/,
     'empty.elc': /empty \(0 bytes\): not an Elastic Lite checkpoint/,
     'notes.txt': /not an Elastic Lite checkpoint/,
-    'newer.elc': /checkpoint format 2 is newer than this reader supports \(1\); upgrade elastic-lite/,
+    'newer.elc': /checkpoint format 3 is newer than this reader supports \(2\); upgrade elastic-lite/,
   };
   for (const [file, pattern] of Object.entries(expect)) {
     for (const cmd of ['verify', 'import', 'inspect']) {

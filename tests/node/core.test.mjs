@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { loadCore, CoreError } from '../../js/core.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -44,7 +45,7 @@ test('writer and inspect: records, names, serializers, globals, abort', () => {
   const r = core.inspect(file);
   assert.equal(r.ok, true);
   assert.equal(r.error, null);
-  assert.equal(r.format_version, 1);
+  assert.equal(r.format_version, 2);
   assert.equal(r.producer, 'elastic-lite 0.1.0');
   assert.equal(r.python, '3.14.2');
   assert.equal(r.created_ms, 1764680000000);
@@ -52,8 +53,9 @@ test('writer and inspect: records, names, serializers, globals, abort', () => {
   assert.deepEqual(r.records.map((x) => [x.index, x.names, x.serializer, x.ok, x.length]),
     [[0, ['x', 'ÿ名'], 'cloudpickle', true, od.length], [1, ['failed'], 'dill', true, od.length]]);
   assert.deepEqual(r.records[0].globals, [['collections', 'OrderedDict']]);
-  assert.match(r.records[0].crc32c, /^[0-9a-f]{8}$/);
-  assert.equal(r.records[0].crc32c, core.crc32c(od).toString(16).padStart(8, '0'));
+  assert.equal(r.records[0].crc32c, null);
+  assert.equal(r.records[0].crc32, zlib.crc32(od).toString(16).padStart(8, '0'));
+  assert.equal(r.records[0].kind, 'data');
   assert.deepEqual(Buffer.from(file.subarray(r.records[1].payload_offset, r.records[1].payload_offset + od.length)), od);
   const listed = core.inspect(file, { validate: false, headersOnly: true });
   assert.equal(listed.records[0].globals, null);
@@ -198,7 +200,7 @@ test('damaged checkpoints: every report is valid JSON, never ok, and untouched r
     assert.equal(typeof r.error.message, 'string');
     // records whose bytes were not touched are listed as good, with the same names
     for (const g of good.records) {
-      const end = g.payload_offset + g.length;
+      const end = g.offset + g.record_length;
       const touched = m.subarray(g.offset, end).some((b, idx) => b !== file[g.offset + idx]);
       if (touched) continue;
       const same = r.records.find((x) => x.offset === g.offset);
@@ -221,4 +223,97 @@ test('allocation failure inside wasm is an error, not a crash, and the core keep
   s.free();
   assert.equal(x.el_malloc(0x7ff00000) >>> 0, 0);
   assert.equal(core.validatePickle(new Uint8Array([0x4e, 0x2e])).ok, true);
+});
+
+test('crc32 is zlib\'s CRC-32 (any size, any alignment, chained)', () => {
+  const big = new Uint8Array((3 << 20) + 5).map((_, i) => (i * 2654435761) >>> 24);
+  assert.equal(core.crc32(big), zlib.crc32(big));
+  assert.equal(core.crc32(big.subarray(3, 1000)), zlib.crc32(big.subarray(3, 1000)));
+  assert.equal(core.crc32(big.subarray(10)), zlib.crc32(big.subarray(10)));
+  assert.equal(core.crc32(big.subarray(500), core.crc32(big.subarray(0, 500))), zlib.crc32(big));
+  assert.equal(core.crc32(new TextEncoder().encode('123456789')), 0xcbf43926);
+  assert.equal(core.crc32(new Uint8Array()), 0);
+});
+
+test('format 2.0: kinds, out-of-band buffers at aligned offsets, parts taken as written', () => {
+  const w = core.newWriter({ producer: 'elastic-lite 0.1.0', python: '3.14.2', createdMs: 5 });
+  const a = new Uint8Array(1000).map((_, i) => i & 0xff);
+  const b = new TextEncoder().encode('second buffer');
+  w.beginRecord(['arr', 'view']);
+  w.append(new Uint8Array([0x80, 0x05, 0x97, 0x97, 0x86, 0x2e])); // two NEXT_BUFFERs in a tuple
+  assert.equal(w.addBuffer(a), 0);
+  assert.equal(w.addBuffer({ length: b.length, crc32: zlib.crc32(b) }), 1);
+  assert.equal(w.endRecord('cloudpickle', { crc32: zlib.crc32(new Uint8Array([0x80, 0x05, 0x97, 0x97, 0x86, 0x2e])) }), 0);
+  const first = w.take();
+  assert.deepEqual(first.map((p) => [p.kind, p.record, p.buffer]),
+    [['bytes', 'head', null], ['bytes', 0, null], ['buffer', 0, 0], ['bytes', 0, null], ['buffer', 0, 1], ['bytes', 0, null]]);
+  assert.equal(first[2].bytes, a); // handed back by reference: never copied
+  assert.equal(first[4].bytes, null); // given by length: the caller writes it
+  first[4].bytes = b;
+  for (const p of first) assert.equal(p.offset % (p.kind === 'buffer' ? 64 : 1), 0);
+  w.beginRecord([], { kind: 'manifest' });
+  w.append(new TextEncoder().encode('{"version": 2}'));
+  assert.throws(() => w.addBuffer(a), /only data records/);
+  assert.throws(() => w.endRecord('pickle'), /serializer must be 0/);
+  assert.equal(w.endRecord(null), 1);
+  assert.equal(w.recordOffset(1), w.recordOffset(0) + w.recordLength(0));
+  const rest = w.finish();
+  w.free();
+  const file = new Uint8Array([...first.flatMap((p) => [...p.bytes]), ...rest]);
+  const r = core.inspect(file);
+  assert.equal(r.ok, true, JSON.stringify(r.error));
+  assert.deepEqual(r.records.map((x) => [x.kind, x.names, x.serializer, x.offset % 64, x.record_length % 64]),
+    [['data', ['arr', 'view'], 'cloudpickle', 0, 0], ['manifest', [], null, 0, 0]]);
+  assert.deepEqual(r.records[0].buffers.map((x) => [x.length, x.ok, x.offset % 64]), [[1000, true, 0], [b.length, true, 0]]);
+  assert.deepEqual(file.subarray(r.records[0].buffers[0].offset, r.records[0].buffers[0].offset + 1000), a);
+  assert.equal(new TextDecoder().decode(file.subarray(r.records[1].payload_offset, r.records[1].payload_offset + r.records[1].length)), '{"version": 2}');
+  assert.equal(r.index_offset, file.length - 32 - 12 - 32);
+  // a damaged buffer is named by record, buffer and offset, with a code
+  file[r.records[0].buffers[1].offset + 2] ^= 1;
+  const bad = core.inspect(file);
+  assert.equal(bad.records[0].buffers[1].ok, false);
+  assert.equal(bad.error.code, 'checksum');
+  assert.match(bad.error.message, /record 0 at offset 64: buffer 1 checksum mismatch/);
+  assert.throws(() => core.verify(file), (e) => e instanceof CoreError && e.code === 'checksum' && e.record === 0);
+});
+
+test('stored records: an unchanged record is added by length, the container stays whole', () => {
+  const stream = new Uint8Array([0x80, 0x04, 0x4b, 0x07, 0x2e]);
+  const w1 = core.newWriter({ createdMs: 1 });
+  w1.beginRecord(['x']); w1.append(stream); w1.endRecord('pickle');
+  const one = w1.finish();
+  w1.free();
+  const rec = core.inspect(one).records[0];
+  const bytes = one.subarray(rec.offset, rec.offset + rec.record_length);
+  const w2 = core.newWriter({ producer: 'another, longer producer name that moves the first record', createdMs: 2 });
+  assert.throws(() => w2.addStoredRecord(100), /multiple of 64/);
+  assert.equal(w2.addStoredRecord(bytes.length), 0);
+  w2.beginRecord(['y']); w2.append(stream); w2.endRecord('dill');
+  assert.throws(() => w2.finish(), /cannot join a stored part .*\(record 0\); use finish\(\{ join: false \}\)/);
+  w2.free();
+  const w3 = core.newWriter({ producer: 'another, longer producer name that moves the first record', createdMs: 2 });
+  w3.addStoredRecord(bytes.length);
+  w3.beginRecord(['y']); w3.append(stream); w3.endRecord('dill');
+  const parts = [...w3.take(), ...w3.finish({ join: false })];
+  w3.free();
+  assert.deepEqual(parts.map((p) => [p.kind, p.record]), [['bytes', 'head'], ['stored', 0], ['bytes', 1], ['bytes', 'tail']]);
+  parts[1].bytes = bytes; // from the store
+  const file = new Uint8Array(parts.flatMap((p) => [...p.bytes]));
+  const r = core.inspect(file);
+  assert.equal(r.ok, true, JSON.stringify(r.error));
+  assert.deepEqual(r.records.map((x) => [x.names, x.serializer]), [[['x'], 'pickle'], [['y'], 'dill']]);
+  assert.notEqual(r.records[0].offset, rec.offset); // elsewhere in this file, same bytes
+  assert.deepEqual(file.subarray(r.records[0].offset, r.records[0].offset + r.records[0].record_length), bytes);
+});
+
+test('the committed format-1.0 checkpoints still read (the reader of every later version)', async () => {
+  for (const name of ['cpython-3.11.elc', 'pyodide-3.14.elc']) {
+    const r = core.inspect(await readFile(path.join(FIXTURES, 'format-1.0', name)));
+    assert.equal(r.ok, true, `${name}: ${JSON.stringify(r.error)}`);
+    assert.equal(r.format_version, 1);
+    assert.deepEqual(r.records.map((x) => x.names), [['scale'], ['triple'], ['Point'], ['p'], ['shared', 'alias'], ['lock'], ['__elastic_lite_manifest__']]);
+    assert.deepEqual(r.records.map((x) => x.serializer), ['cloudpickle', 'cloudpickle', 'cloudpickle', 'cloudpickle', 'cloudpickle', 'dill', 'pickle']);
+    assert.ok(r.records.every((x) => x.kind === 'data' && x.crc32 === null && /^[0-9a-f]{8}$/.test(x.crc32c) && x.buffers.length === 0));
+    assert.deepEqual(r.records[5].globals, [['dill._dill', '_create_lock']]);
+  }
 });

@@ -47,12 +47,13 @@ extern "C" {
 #define EL_ESTATE (-3)  /* call not allowed now (record not open, writer finished...) */
 #define EL_EFORMAT (-4) /* bad input bytes */
 
-/* Container format version written by this library; readers accept every minor of this
- * major and refuse newer majors with a clear message. */
-#define EL_FORMAT_MAJOR 1
+/* Container format version written by this library; readers accept every minor of majors
+ * 1 and 2 and refuse newer majors with a clear message. */
+#define EL_FORMAT_MAJOR 2
 #define EL_FORMAT_MINOR 0
+#define EL_FORMAT_OLDEST_MAJOR 1 /* readers also read every 1.x file */
 
-/* Serializer codes stored in each record. */
+/* Serializer codes stored in each data record. */
 #define EL_SER_PICKLE 1
 #define EL_SER_CLOUDPICKLE 2
 #define EL_SER_DILL 3
@@ -93,28 +94,81 @@ EL_API const uint8_t *el_sink_data(const el_sink *s);
 EL_API size_t el_sink_size(const el_sink *s);
 EL_API const char *el_sink_error(const el_sink *s);
 
-/* ---- Container writer -----------------------------------------------------------------
- * el_writer_new writes the file header. Per variable group:
- *   el_writer_begin_record(names) -> payload bytes via el_writer_append / el_writer_reserve
- *   -> el_writer_end_record(serializer)
- * or el_writer_abort_record(), which rewinds the sink to where the record began: the whole
- * record (header and the failed attempt's bytes) is gone and no record is open; begin the
- * record again to retry with another serializer. el_writer_finish writes index and footer. */
+/* ---- Container writer (format 2.0, wasm/FORMAT.md) -----------------------------------
+ * Streams a checkpoint out as it is written; the writer never holds more than what the caller
+ * has not taken yet (plus the open record's header and pickle stream).
+ *
+ *   el_writer_new                      file header
+ *   el_writer_begin_record(kind, names)
+ *     el_writer_append / el_writer_reserve   the pickle stream (or JSON for kinds 2 and 3)
+ *     el_writer_add_buffer(length, crc32)    an out-of-band buffer: only its length and CRC-32
+ *                                            enter the core; the caller emits its bytes
+ *   el_writer_end_record(serializer, crc32, flags)   or el_writer_abort_record()
+ *   el_writer_add_stored_record(length)   a record whose bytes the caller already has stored
+ *   el_writer_finish                    index and footer
+ *
+ * At any time el_writer_take() hands out the next part of the file, in file order: bytes
+ * of the core (header, record headers, streams, buffer tables, zero padding, index, footer),
+ * or the place of an out-of-band buffer or of a stored record, whose bytes the caller writes
+ * itself. Writing the parts one after the other gives the container. abort_record drops the
+ * whole open record (a failed serializer attempt) without a copy; begin it again to retry. */
+#define EL_KIND_DATA 1     /* pickle stream of the group's values (+ out-of-band buffers) */
+#define EL_KIND_MANIFEST 2 /* UTF-8 JSON, serializer EL_SER_NONE */
+#define EL_KIND_HISTORY 3  /* UTF-8 JSON (session history), serializer EL_SER_NONE */
+#define EL_SER_NONE 0
+
+#define EL_END_COMPUTE_CRC 1 /* el_writer_end_record: the core computes the stream CRC-32 */
+
+#define EL_PART_NONE 0   /* nothing to hand out now */
+#define EL_PART_BYTES 1  /* bytes of the core at .data */
+#define EL_PART_BUFFER 2 /* the caller writes out-of-band buffer .buffer of record .record */
+#define EL_PART_STORED 3 /* the caller writes the stored record .record (.length bytes) */
+#define EL_PART_HEAD 0xFFFFFFFFu /* .record of the file header part */
+#define EL_PART_TAIL 0xFFFFFFFEu /* .record of the index + footer part */
+
+/* Fixed-width fields only, so the layout is the same natively and in WebAssembly (40 bytes;
+ * read from wasm memory as little-endian u32 x4, u64 x3). */
+typedef struct {
+  uint32_t kind;   /* EL_PART_* */
+  uint32_t record; /* index of the record the part belongs to, or EL_PART_HEAD / _TAIL */
+  uint32_t buffer; /* EL_PART_BUFFER: index of the buffer in its record */
+  uint32_t reserved;
+  uint64_t offset; /* file offset of the part's first byte */
+  uint64_t length; /* bytes */
+  uint64_t data;   /* EL_PART_BYTES: address of the bytes (valid until the next writer call) */
+} el_part;
+
 typedef struct el_writer el_writer;
 /* producer and python_version: NUL-terminated UTF-8 (NULL = ""), at most 65535 bytes. */
 EL_API el_writer *el_writer_new(const char *producer, const char *python_version,
                                 double created_ms);
 EL_API void el_writer_free(el_writer *w);
-/* names: UTF-8 variable names separated by NUL bytes (a trailing NUL is allowed). */
-EL_API int el_writer_begin_record(el_writer *w, const uint8_t *names, size_t names_len);
+/* kind: EL_KIND_*; names: UTF-8 variable names separated by NUL bytes (a trailing NUL is
+ * allowed). */
+EL_API int el_writer_begin_record(el_writer *w, int kind, const uint8_t *names,
+                                  size_t names_len);
 EL_API int el_writer_append(el_writer *w, const uint8_t *p, size_t n);
 EL_API uint8_t *el_writer_reserve(el_writer *w, size_t n); /* NULL on error */
+/* Registers out-of-band buffer (its length, CRC-32/ISO-HDLC) with the open data record, in
+ * the order the pickle stream's NEXT_BUFFER opcodes use them. Returns its index (>= 0). */
+EL_API int el_writer_add_buffer(el_writer *w, double length, uint32_t crc32);
 EL_API int el_writer_abort_record(el_writer *w);
-EL_API int el_writer_end_record(el_writer *w, int serializer);
+/* serializer: EL_SER_PICKLE/CLOUDPICKLE/DILL for data records, EL_SER_NONE for the JSON
+ * kinds. stream_crc32: CRC-32/ISO-HDLC of the stream as the caller computed it while writing
+ * (zlib.crc32), or flags EL_END_COMPUTE_CRC to have the core compute it. Returns the record's
+ * index (>= 0). */
+EL_API int el_writer_end_record(el_writer *w, int serializer, uint32_t stream_crc32, int flags);
+/* A record of `length` bytes (a multiple of 64) that the caller already holds, e.g. an
+ * unchanged group stored by an earlier checkpoint. Returns its index (>= 0). */
+EL_API int el_writer_add_stored_record(el_writer *w, double length);
 EL_API int el_writer_finish(el_writer *w);
+/* The next part (kind EL_PART_NONE when there is nothing to hand out now). Taking a part
+ * drops the previous one from the core. NULL only for w == NULL. */
+EL_API const el_part *el_writer_take(el_writer *w);
 EL_API int el_writer_record_count(const el_writer *w);
-EL_API const uint8_t *el_writer_data(const el_writer *w);
-EL_API size_t el_writer_size(const el_writer *w);
+EL_API double el_writer_record_offset(const el_writer *w, int record); /* -1 if no such */
+EL_API double el_writer_record_length(const el_writer *w, int record); /* -1 if no such */
+EL_API double el_writer_file_size(const el_writer *w); /* bytes laid out so far */
 EL_API const char *el_writer_error(const el_writer *w);
 
 /* ---- Inspection and validation --------------------------------------------------------
@@ -128,8 +182,10 @@ EL_API size_t el_result_json_len(const el_result *r);
 EL_API int el_result_ok(const el_result *r); /* 1 if the report's "ok" is true */
 EL_API void el_result_free(el_result *r);
 
-/* CRC32C (Castagnoli) of buf, continuing from crc (start with 0). */
+/* CRC32C (Castagnoli) of buf, continuing from crc (start with 0): small structures. */
 EL_API uint32_t el_crc32c(uint32_t crc, const uint8_t *buf, size_t len);
+/* CRC-32/ISO-HDLC (zlib's crc32) of buf, continuing from crc (start with 0): content. */
+EL_API uint32_t el_crc32(uint32_t crc, const uint8_t *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,10 @@
 void el_fmt(char *dst, size_t cap, const char *fmt, ...);
 void el_vfmt(char *dst, size_t cap, const char *fmt, va_list ap);
 
+/* Grows *arr (an array of elem-sized items, capacity *cap) by doubling until it holds at
+ * least `need` items. 0 if out of memory or the size would overflow (*arr unchanged). */
+int el_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
 /* Sets the library-wide message read by el_last_error. */
 void el_set_last_error(const char *fmt, ...);
 
@@ -71,6 +75,7 @@ typedef struct {
   uint64_t offset;    /* offset of the failing opcode in the stream */
   const char *opcode; /* its pickletools name, or NULL (unknown opcode / no opcode) */
   int protocol;       /* highest PROTO seen, 0 if none */
+  uint64_t buffers_used; /* NEXT_BUFFER opcodes: out-of-band buffers the stream loads */
   int nomem;          /* ran out of memory (message says so) */
   /* Strings are interned: each distinct string once in arena, string i at
    * arena.data[soff[i]] with length slen[i]. Global i (deduplicated, first-seen order) is the
@@ -86,17 +91,34 @@ void el_pickle_validate(const uint8_t *p, size_t n, el_pickle_report *r);
 void el_pickle_report_free(el_pickle_report *r);
 /* Writes "globals": [...] value (the array) for r. */
 void el_pickle_globals_json(el_buf *b, const el_pickle_report *r);
-/* Writes the error object (or null) for r; offsets shifted by base, record index or -1. */
-void el_error_json(el_buf *b, const char *message, uint64_t offset, int64_t record,
-                   const char *opcode);
+/* Writes an error object: code (EL_CODE_*), message, offset, record index or -1, opcode. */
+void el_error_json(el_buf *b, const char *code, const char *message, uint64_t offset,
+                   int64_t record, const char *opcode);
 
-/* Container layout constants (see FORMAT.md). */
-#define EL_MAGIC "\x89" "ELCKPT\n"
-#define EL_HEADER_FIXED 32 /* magic..python_len, before producer bytes */
-#define EL_REC_MAGIC "ELRC"
-#define EL_REC_FIXED 32 /* record header before names */
-#define EL_IDX_MAGIC "ELIX"
-#define EL_FOOTER_MAGIC "ELFT"
-#define EL_FOOTER_SIZE 32
+/* ---- machine-readable error codes (docs/INTERFACES.md): the same strings in C, JS and
+ * Python; hosts classify problems by these, never by message text ---- */
+#define EL_CODE_NOT_CHECKPOINT "not-checkpoint" /* no checkpoint magic, no footer */
+#define EL_CODE_NEWER "newer-format"            /* a major version this reader does not know */
+#define EL_CODE_TRUNCATED "truncated"           /* bytes missing at the end */
+#define EL_CODE_CHECKSUM "checksum"             /* a CRC does not match */
+#define EL_CODE_STRUCTURE "structure"           /* impossible lengths, offsets, magic, padding */
+#define EL_CODE_PICKLE "pickle"                 /* the pickle stream validator refused it */
+#define EL_CODE_NOMEM "nomem"                   /* ran out of memory while reading */
+#define EL_CODE_UNKNOWN_KIND "unknown-kind"     /* record kind of a newer version */
+#define EL_CODE_UNKNOWN_SERIALIZER "unknown-serializer" /* serializer code of a newer version */
+
+/* ---- CRC (crc.c) ---- */
+/* Method el_crc32 uses: 5 = five braids (measured by benchmarks/checksum.mjs: fastest
+ * natively and in WebAssembly). */
+#define EL_CRC32_WIDTH 5
+/* The same CRCs with a chosen method (1 bytewise, 8 or 16 slicing, 5 braiding; braiding is
+ * implemented for CRC-32 only, CRC32C falls back to slicing-by-16), for the benchmark. */
+uint32_t el_crc32_width(int width, uint32_t crc, const uint8_t *p, size_t n);
+uint32_t el_crc32c_width(int width, uint32_t crc, const uint8_t *p, size_t n);
+
+/* ---- sink internals the writer uses (sink.c) ---- */
+void el_sink_truncate(el_sink *s, size_t size);   /* size <= current size */
+void el_sink_drop_front(el_sink *s, size_t n);    /* removes the first n bytes (memmove) */
+void el_sink_release(el_sink *s, size_t keep_cap); /* frees the buffer if empty and larger */
 
 #endif

@@ -74,21 +74,6 @@ static void vnomem(vs *v, const char *what) {
   v->r->nomem = 1;
 }
 
-/* Doubles an array of elem-sized items to hold at least need; 0 on failure. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 1;
-  size_t c = *cap ? *cap : 64;
-  while (c < need) {
-    if (c > SIZE_MAX / 2 / elem) return 0;
-    c *= 2;
-  }
-  void *a = realloc(*arr, c * elem);
-  if (!a) return 0;
-  *arr = a;
-  *cap = c;
-  return 1;
-}
-
 /* ---- memo ------------------------------------------------------------------------------ */
 
 static size_t hslot(uint64_t key, size_t cap) {
@@ -339,8 +324,8 @@ static size_t intern_tail(vs *v, size_t start) {
   }
   if (r->nstrings == r->scap) {
     size_t c1 = r->scap, c2 = r->scap;
-    if (!grow((void **)&r->soff, &c1, r->nstrings + 1, sizeof(size_t)) ||
-        !grow((void **)&r->slen, &c2, r->nstrings + 1, sizeof(size_t))) {
+    if (!el_grow((void **)&r->soff, &c1, r->nstrings + 1, sizeof(size_t)) ||
+        !el_grow((void **)&r->slen, &c2, r->nstrings + 1, sizeof(size_t))) {
       vnomem(v, "globals");
       return SIZE_MAX;
     }
@@ -369,7 +354,7 @@ static int add_global(vs *v, size_t mid, size_t nid) {
   if (!added) return 1;
   if (r->nglobals == r->gcap) {
     size_t c = 2 * r->gcap;
-    if (!grow((void **)&r->gpair, &c, 2 * (r->nglobals + 1), sizeof(size_t))) {
+    if (!el_grow((void **)&r->gpair, &c, 2 * (r->nglobals + 1), sizeof(size_t))) {
       vnomem(v, "globals");
       return 0;
     }
@@ -482,7 +467,7 @@ void el_pickle_validate(const uint8_t *p, size_t n, el_pickle_report *r) {
   } while (0)
 #define PUSH(val)                                                               \
   do {                                                                          \
-    if (sp == v->scap && !grow((void **)&v->stack, &v->scap, sp + 1, sizeof(size_t))) { \
+    if (sp == v->scap && !el_grow((void **)&v->stack, &v->scap, sp + 1, sizeof(size_t))) { \
       vnomem(v, "stack");                                                       \
       goto done;                                                                \
     }                                                                           \
@@ -516,7 +501,11 @@ void el_pickle_validate(const uint8_t *p, size_t n, el_pickle_report *r) {
     switch (op) {
       /* -- literals without arguments -- */
       case OP_NONE: case OP_NEWTRUE: case OP_NEWFALSE: case OP_EMPTY_LIST: case OP_EMPTY_TUPLE:
-      case OP_EMPTY_DICT: case OP_EMPTY_SET: case OP_NEXT_BUFFER:
+      case OP_EMPTY_DICT: case OP_EMPTY_SET:
+        PUSH(V_OBJ);
+        break;
+      case OP_NEXT_BUFFER:
+        r->buffers_used++;
         PUSH(V_OBJ);
         break;
       /* -- fixed-size numbers -- */
@@ -649,7 +638,7 @@ void el_pickle_validate(const uint8_t *p, size_t n, el_pickle_report *r) {
       /* -- stack and marks -- */
       case OP_MARK:
         if (v->nmarks == v->mcap &&
-            !grow((void **)&v->marks, &v->mcap, v->nmarks + 1, sizeof(size_t))) {
+            !el_grow((void **)&v->marks, &v->mcap, v->nmarks + 1, sizeof(size_t))) {
           vnomem(v, "marks");
           goto done;
         }

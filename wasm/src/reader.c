@@ -1,13 +1,16 @@
-/* Container reader: el_inspect lists and checks a checkpoint and writes the JSON report.
+/* Container reader: el_inspect lists and checks a checkpoint of format 1.x or 2.x and
+ * reports what it found (report.c writes the JSON).
  *
  * Trust nothing: every length is compared with the bytes that are really there before it is
- * used, and nothing is allocated from a length read from the file. Records are read
- * independently; the index (found through the footer) says where each starts, and when the
- * footer or index is damaged the reader scans from the first record instead, resynchronizing
- * on the next record magic after a damaged record header. */
+ * used, and nothing is allocated from a length read from the file without that check.
+ * Records are read independently; the index (found through the footer) says where each
+ * starts, and when the footer or index is damaged the reader scans from the first record
+ * instead, resynchronizing on the next record header whose CRC holds (2.0 records start at
+ * multiples of 64, so only those offsets are tried). */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "layout.h"
+#include "reader.h"
 
 struct el_result {
   char *json;
@@ -45,11 +48,14 @@ el_result *el_validate_pickle(const uint8_t *buf, size_t len) {
   if (pr.ok)
     el_buf_puts(&b, "null");
   else
-    el_error_json(&b, pr.message, pr.offset, -1, pr.opcode);
+    el_error_json(&b, pr.nomem ? EL_CODE_NOMEM : EL_CODE_PICKLE, pr.message, pr.offset, -1,
+                  pr.opcode);
   el_buf_puts(&b, ",\"globals\":");
   el_pickle_globals_json(&b, &pr);
   el_buf_puts(&b, ",\"protocol\":");
   el_buf_u64(&b, (uint64_t)pr.protocol);
+  el_buf_puts(&b, ",\"buffers\":");
+  el_buf_u64(&b, pr.buffers_used);
   el_buf_puts(&b, ",\"size\":");
   el_buf_u64(&b, len);
   el_buf_puts(&b, "}");
@@ -57,314 +63,612 @@ el_result *el_validate_pickle(const uint8_t *buf, size_t len) {
   return make_result(&b, pr.ok);
 }
 
-/* ---- inspection state ---------------------------------------------------------------- */
+/* ---- inspection state ------------------------------------------------------------------ */
 
 typedef struct {
   const uint8_t *p;
   size_t n;
   int flags;
+  unsigned version; /* layout the records are read with: 1 or 2 */
+  el_file_info file;
+  el_problem err; /* the file-level error: the first problem found */
+  int ok;
   el_buf recs; /* the "records" array's items */
   size_t nrecs;
-  int ok;
-  int has_err; /* the file-level error: the first problem found */
-  char msg[EL_ERRMSG];
-  uint64_t eoff;
-  int64_t erec;
-  const char *eop;
 } insp;
 
-static void file_error(insp *x, uint64_t off, int64_t rec, const char *op, const char *fmt, ...) {
-  x->ok = 0;
-  if (x->has_err) return;
-  x->has_err = 1;
-  x->eoff = off;
-  x->erec = rec;
-  x->eop = op;
-  va_list ap;
-  va_start(ap, fmt);
-  el_vfmt(x->msg, sizeof x->msg, fmt, ap);
-  va_end(ap);
+static int has_magic4(const insp *x, size_t off, const char *m) {
+  return off <= x->n && x->n - off >= EL_MAGIC4_LEN && !memcmp(x->p + off, m, EL_MAGIC4_LEN);
 }
 
-static const char *serializer_name(unsigned s) {
-  switch (s) {
-    case EL_SER_PICKLE: return "pickle";
-    case EL_SER_CLOUDPICKLE: return "cloudpickle";
-    case EL_SER_DILL: return "dill";
-    default: return NULL;
+static int all_zero(const uint8_t *p, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++)
+    if (p[i]) return 0;
+  return 1;
+}
+
+static uint32_t min_header(unsigned version) { return version == 1 ? EL_R1_MIN : EL_R2_MIN; }
+
+/* Whether a record header with a valid CRC starts at off (used to resynchronize). */
+static int header_valid_at(const insp *x, size_t off, size_t end) {
+  uint32_t min = min_header(x->version);
+  if (off > end || end - off < min || memcmp(x->p + off, EL_REC_MAGIC, EL_MAGIC4_LEN)) return 0;
+  uint32_t hlen = el_ld32(x->p + off + EL_R1_LENGTH); /* same place in both versions */
+  return hlen >= min && hlen <= end - off &&
+         el_crc32c(0, x->p + off, hlen - 4) == el_ld32(x->p + off + hlen - 4);
+}
+
+/* Next offset >= from (and < end) where a valid record header starts, or end. */
+static size_t resync(const insp *x, size_t from, size_t end) {
+  if (x->version == 2) {
+    for (uint64_t at = el_align_up(from); at < end; at += EL_ALIGN)
+      if (header_valid_at(x, (size_t)at, end)) return (size_t)at;
+    return end;
   }
-}
-
-static int has_magic(const insp *x, size_t off, const char *m) {
-  return off <= x->n && x->n - off >= 4 && !memcmp(x->p + off, m, 4);
-}
-
-/* First offset >= from (and < end) where the record magic starts, or end. */
-static size_t find_record_magic(const insp *x, size_t from, size_t end) {
-  while (from < end && end - from >= 4) {
-    const uint8_t *e = memchr(x->p + from, 'E', end - from - 3);
+  while (from < end && end - from >= EL_MAGIC4_LEN) {
+    const uint8_t *e = memchr(x->p + from, EL_REC_MAGIC[0], end - from - 3);
     if (!e) break;
     size_t at = (size_t)(e - x->p);
-    if (!memcmp(e, EL_REC_MAGIC, 4)) return at;
+    if (header_valid_at(x, at, end)) return at;
     from = at + 1;
   }
   return end;
 }
 
+/* ---- one record -------------------------------------------------------------------------- */
+
 typedef enum { REC_GOOD, REC_BAD_PAYLOAD, REC_BAD_HEADER } rec_status;
 
-/* Reads the record at off (bytes up to limit belong to records). Emits its JSON item.
- * *next is where the following record should start when the header was good. */
-static rec_status read_record(insp *x, size_t off, size_t limit, int64_t pos_index,
-                              int check_index, size_t *next) {
-  const uint8_t *p = x->p;
-  char msg[EL_ERRMSG] = "";
-  uint64_t eoff = off;
-  const char *eop = NULL;
-  rec_status st = REC_GOOD;
-  uint32_t hlen = 0, stored_index = 0, names_len = 0, crc = 0;
-  uint64_t plen = 0;
-  unsigned ser = 0;
-  el_pickle_report pr;
-  int validated = 0;
+#define REC_FAIL(code, at, ...) \
+  el_problem_set(&r->error, code, at, r->index, NULL, __VA_ARGS__)
 
-  if (off > limit || limit - off < EL_REC_FIXED + 4) {
-    el_fmt(msg, sizeof msg, "record %d at offset %u: header truncated (%u bytes left)",
-           pos_index, (uint64_t)off, (uint64_t)(off > limit ? 0 : limit - off));
-    st = REC_BAD_HEADER;
-  } else if (memcmp(p + off, EL_REC_MAGIC, 4)) {
-    el_fmt(msg, sizeof msg, "record %d at offset %u: no record magic (damaged or misplaced)",
-           pos_index, (uint64_t)off);
-    st = REC_BAD_HEADER;
-  } else {
-    hlen = el_ld32(p + off + 4);
-    names_len = el_ld32(p + off + 28);
-    if (hlen < EL_REC_FIXED + 4 || hlen > limit - off) {
-      el_fmt(msg, sizeof msg,
+/* Magic, header length, header CRC and the fields of a header of either version. */
+static int read_header(insp *x, el_rec_info *r, size_t avail) {
+  const uint8_t *h = x->p + r->offset;
+  uint32_t min = min_header(x->version);
+  if (avail < min) {
+    REC_FAIL(EL_CODE_TRUNCATED, r->offset,
+             "record %d at offset %u: header truncated (%u bytes left)", r->index, r->offset,
+             (uint64_t)avail);
+    return 0;
+  }
+  if (memcmp(h, EL_REC_MAGIC, EL_MAGIC4_LEN)) {
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset,
+             "record %d at offset %u: no record magic (damaged or misplaced)", r->index,
+             r->offset);
+    return 0;
+  }
+  uint32_t hlen = el_ld32(h + EL_R1_LENGTH);
+  if (hlen < min || hlen > avail) {
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset,
              "record %d at offset %u: header length %u is out of range (damaged header)",
-             pos_index, (uint64_t)off, (uint64_t)hlen);
-      st = REC_BAD_HEADER;
-    } else if (el_crc32c(0, p + off, hlen - 4) != el_ld32(p + off + hlen - 4)) {
-      el_fmt(msg, sizeof msg,
+             r->index, r->offset, (uint64_t)hlen);
+    return 0;
+  }
+  uint32_t stored = el_ld32(h + hlen - 4), got = el_crc32c(0, h, hlen - 4);
+  if (stored != got) {
+    REC_FAIL(EL_CODE_CHECKSUM, r->offset,
              "record %d at offset %u: header checksum mismatch (stored %x, computed %x): the "
              "record header is corrupted",
-             pos_index, (uint64_t)off, el_ld32(p + off + hlen - 4), el_crc32c(0, p + off, hlen - 4));
-      st = REC_BAD_HEADER;
-    } else if (names_len > hlen - EL_REC_FIXED - 4) {
-      el_fmt(msg, sizeof msg, "record %d at offset %u: names length %u exceeds the header",
-             pos_index, (uint64_t)off, (uint64_t)names_len);
-      st = REC_BAD_HEADER;
-    }
+             r->index, r->offset, stored, got);
+    return 0;
   }
-  if (st == REC_GOOD) {
-    stored_index = el_ld32(p + off + 8);
-    ser = p[off + 12];
-    plen = el_ld64(p + off + 16);
-    crc = el_ld32(p + off + 24);
-    size_t pay = off + hlen;
-    *next = pay;
-    if (plen > (uint64_t)(limit - pay)) {
-      el_fmt(msg, sizeof msg,
-             "record %d at offset %u: payload of %u bytes at offset %u runs past the end of the "
-             "records (%u bytes left): the file is truncated",
-             (int64_t)stored_index, (uint64_t)off, plen, (uint64_t)pay, (uint64_t)(limit - pay));
-      eoff = pay;
-      st = REC_BAD_PAYLOAD;
-      *next = limit;
-    } else {
-      *next = pay + (size_t)plen;
-      if (check_index && stored_index != (uint64_t)pos_index) {
-        el_fmt(msg, sizeof msg, "record %d at offset %u: header says it is record %u",
-               pos_index, (uint64_t)off, (uint64_t)stored_index);
-        st = REC_BAD_PAYLOAD;
-      } else if (!serializer_name(ser)) {
-        el_fmt(msg, sizeof msg,
-               "record %d at offset %u: unknown serializer code %u (written by a newer "
-               "elastic-lite?)",
-               (int64_t)stored_index, (uint64_t)off, (uint64_t)ser);
-        st = REC_BAD_PAYLOAD;
-      } else if (!(x->flags & EL_INSPECT_HEADERS_ONLY)) {
-        uint32_t got = el_crc32c(0, p + pay, (size_t)plen);
-        if (got != crc) {
-          el_fmt(msg, sizeof msg,
-                 "record %d at offset %u: payload checksum mismatch (stored %x, computed %x): "
-                 "the payload at offset %u is corrupted",
-                 (int64_t)stored_index, (uint64_t)off, crc, got, (uint64_t)pay);
-          eoff = pay;
-          st = REC_BAD_PAYLOAD;
-        } else if (x->flags & EL_INSPECT_VALIDATE) {
-          el_pickle_validate(p + pay, (size_t)plen, &pr);
-          validated = 1;
-          if (!pr.ok) {
-            el_fmt(msg, sizeof msg, "record %d at offset %u: pickle stream rejected: %s",
-                   (int64_t)stored_index, (uint64_t)off, pr.message);
-            eoff = pay + pr.offset;
-            eop = pr.opcode;
-            st = REC_BAD_PAYLOAD;
-          }
-        }
-      }
-    }
-  }
-
-  int64_t shown_index = st == REC_BAD_HEADER ? pos_index : (int64_t)stored_index;
-  el_buf *b = &x->recs;
-  if (x->nrecs++) el_buf_puts(b, ",");
-  el_buf_puts(b, "{\"index\":");
-  el_buf_i64(b, shown_index);
-  el_buf_puts(b, ",\"names\":[");
-  if (st != REC_BAD_HEADER) {
-    const uint8_t *nm = p + off + EL_REC_FIXED;
-    size_t i = 0, k = 0;
-    while (i < names_len) {
-      size_t j = i;
-      while (j < names_len && nm[j]) j++;
-      if (k++) el_buf_puts(b, ",");
-      el_buf_json_str(b, nm + i, j - i);
-      i = j + 1;
-    }
-  }
-  el_buf_puts(b, "],\"serializer\":");
-  if (st != REC_BAD_HEADER && serializer_name(ser))
-    el_buf_json_cstr(b, serializer_name(ser));
-  else
-    el_buf_puts(b, "null");
-  el_buf_puts(b, ",\"offset\":");
-  el_buf_u64(b, off);
-  if (st != REC_BAD_HEADER) {
-    el_buf_puts(b, ",\"payload_offset\":");
-    el_buf_u64(b, off + hlen);
-    el_buf_puts(b, ",\"length\":");
-    el_buf_u64(b, plen);
-    el_buf_puts(b, ",\"crc32c\":\"");
-    el_buf_hex32(b, crc);
-    el_buf_puts(b, "\"");
+  el_rec_header *rh = &r->h;
+  rh->version = x->version;
+  rh->header_len = hlen;
+  uint32_t names_at;
+  if (x->version == 1) {
+    rh->kind = EL_KIND_DATA;
+    rh->serializer = h[EL_R1_SERIALIZER];
+    rh->stored_index = el_ld32(h + EL_R1_INDEX);
+    rh->stream_len = el_ld64(h + EL_R1_PAYLOAD_LEN);
+    rh->record_len = rh->stream_len > UINT64_MAX - hlen ? UINT64_MAX : hlen + rh->stream_len;
+    rh->stream_crc = el_ld32(h + EL_R1_PAYLOAD_CRC);
+    rh->names_len = el_ld32(h + EL_R1_NAMES_LEN);
+    names_at = EL_R1_NAMES;
   } else {
-    el_buf_puts(b, ",\"payload_offset\":null,\"length\":null,\"crc32c\":null");
+    rh->kind = h[EL_R2_KIND];
+    rh->serializer = h[EL_R2_SERIALIZER];
+    rh->nbuffers = el_ld32(h + EL_R2_BUFFERS);
+    rh->stream_len = el_ld64(h + EL_R2_STREAM_LEN);
+    uint64_t body = el_ld64(h + EL_R2_BODY_LEN);
+    rh->record_len = body > UINT64_MAX - hlen ? UINT64_MAX : hlen + body;
+    rh->stream_crc = el_ld32(h + EL_R2_STREAM_CRC);
+    rh->names_len = el_ld32(h + EL_R2_NAMES_LEN);
+    names_at = EL_R2_NAMES;
   }
-  el_buf_puts(b, st == REC_GOOD ? ",\"ok\":true,\"error\":" : ",\"ok\":false,\"error\":");
-  if (st == REC_GOOD)
-    el_buf_puts(b, "null");
-  else
-    el_error_json(b, msg, eoff, shown_index, eop);
-  el_buf_puts(b, ",\"globals\":");
-  if (validated)
-    el_pickle_globals_json(b, &pr);
-  else
-    el_buf_puts(b, "null");
-  el_buf_puts(b, "}");
-  if (validated) el_pickle_report_free(&pr);
-  if (st != REC_GOOD) file_error(x, eoff, shown_index, eop, "%s", msg);
+  if (rh->names_len > hlen - names_at - 4) {
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset,
+             "record %d at offset %u: names length %u exceeds the header", r->index, r->offset,
+             (uint64_t)rh->names_len);
+    return 0;
+  }
+  rh->names = h + names_at;
+  r->header_ok = 1;
+  return 1;
+}
+
+/* The record's extent: within the bytes available, and (2.0) a multiple of 64 that matches
+ * the index. 0 when the record's end is unknown or beyond the available bytes. */
+static int check_extent(insp *x, el_rec_info *r, size_t avail, uint64_t indexed_len) {
+  const el_rec_header *h = &r->h;
+  int64_t shown = x->version == 1 ? (int64_t)h->stored_index : r->index;
+  if (h->record_len > avail) {
+    uint64_t pay = r->offset + h->header_len;
+    if (x->version == 1)
+      REC_FAIL(EL_CODE_TRUNCATED, pay,
+               "record %d at offset %u: payload of %u bytes at offset %u runs past the end of "
+               "the records (%u bytes left): the file is truncated",
+               shown, r->offset, h->stream_len, pay, (uint64_t)(avail - h->header_len));
+    else
+      REC_FAIL(EL_CODE_TRUNCATED, pay,
+               "record %d at offset %u: record of %u bytes runs past the end of the records "
+               "(%u bytes left): the file is truncated",
+               shown, r->offset, h->record_len, (uint64_t)avail);
+    return 0;
+  }
+  if (x->version == 2 && h->record_len % EL_ALIGN) {
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset,
+             "record %d at offset %u: record length %u is not a multiple of 64 (damaged)",
+             r->index, r->offset, h->record_len);
+    return 0;
+  }
+  if (x->version == 2 && indexed_len && h->record_len != indexed_len) {
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset,
+             "record %d at offset %u: header says %u bytes, the index %u", r->index, r->offset,
+             h->record_len, indexed_len);
+    return 0;
+  }
+  return 1;
+}
+
+/* 2.0: reads the buffer table and checks that the stream, the table and every buffer sit
+ * exactly where the layout rules put them (FORMAT.md), so every byte of the record is either
+ * covered by a CRC or zero padding. */
+static int read_layout(insp *x, el_rec_info *r) {
+  const el_rec_header *h = &r->h;
+  uint64_t len = h->record_len, pos = h->header_len;
+  uint32_t m = h->nbuffers;
+  if (h->stream_len > len - pos) {
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset,
+             "record %d at offset %u: stream of %u bytes runs past the record (%u bytes)",
+             r->index, r->offset, h->stream_len, len);
+    return 0;
+  }
+  pos += h->stream_len;
+  if (!m) {
+    if (el_align_up(pos) == len) return 1;
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset,
+             "record %d at offset %u: record length %u does not match its stream (expected %u)",
+             r->index, r->offset, len, el_align_up(pos));
+    return 0;
+  }
+  uint64_t tsize = EL_BT_SIZE(m);
+  if (m > EL_MAX_BUFFERS || tsize > len - pos) {
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset + pos,
+             "record %d at offset %u: buffer table of %u entries runs past the record",
+             r->index, r->offset, (uint64_t)m);
+    return 0;
+  }
+  const uint8_t *t = x->p + r->offset + pos;
+  uint32_t stored = el_ld32(t + tsize - 4), got = el_crc32c(0, t, (size_t)tsize - 4);
+  if (stored != got) {
+    REC_FAIL(EL_CODE_CHECKSUM, r->offset + pos,
+             "record %d at offset %u: buffer table checksum mismatch (stored %x, computed %x)",
+             r->index, r->offset, stored, got);
+    return 0;
+  }
+  r->buffers = malloc(m * sizeof *r->buffers);
+  if (!r->buffers) {
+    REC_FAIL(EL_CODE_NOMEM, r->offset, "out of memory reading record %d's buffer table",
+             r->index);
+    return 0;
+  }
+  pos += tsize;
+  for (uint32_t i = 0; i < m; i++) {
+    el_buffer_entry *e = &r->buffers[i];
+    const uint8_t *te = t + (size_t)i * EL_BT_ENTRY;
+    e->offset = el_ld64(te + EL_BT_OFFSET);
+    e->length = el_ld64(te + EL_BT_LENGTH);
+    e->crc = el_ld32(te + EL_BT_CRC);
+    e->checked = -1;
+    pos = el_align_up(pos);
+    if (e->offset != pos || e->length > len - pos) {
+      REC_FAIL(EL_CODE_STRUCTURE, r->offset + e->offset,
+               "record %d at offset %u: buffer %u (offset %u, %u bytes) is not where the "
+               "layout puts it (offset %u, within %u bytes)",
+               r->index, r->offset, (uint64_t)i, e->offset, e->length, pos, len);
+      return 0;
+    }
+    pos += e->length;
+  }
+  if (el_align_up(pos) != len) {
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset,
+             "record %d at offset %u: record length %u does not match its buffers (expected %u)",
+             r->index, r->offset, len, el_align_up(pos));
+    return 0;
+  }
+  return 1;
+}
+
+static int check_kind(insp *x, el_rec_info *r) {
+  const el_rec_header *h = &r->h;
+  int64_t shown = x->version == 1 ? (int64_t)h->stored_index : r->index;
+  if (h->kind == 0) {
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset, "record %d at offset %u: record kind 0 does not exist",
+             shown, r->offset);
+    return 0;
+  }
+  if (!el_kind_name(h->kind)) {
+    REC_FAIL(EL_CODE_UNKNOWN_KIND, r->offset,
+             "record %d at offset %u: record kind %u is not readable by this version "
+             "(written by a newer elastic-lite?)",
+             shown, r->offset, (uint64_t)h->kind);
+    return 0;
+  }
+  if (h->kind == EL_KIND_DATA && !el_serializer_name(h->serializer)) {
+    REC_FAIL(EL_CODE_UNKNOWN_SERIALIZER, r->offset,
+             "record %d at offset %u: unknown serializer code %u (written by a newer "
+             "elastic-lite?)",
+             shown, r->offset, (uint64_t)h->serializer);
+    return 0;
+  }
+  if (h->kind != EL_KIND_DATA && (h->serializer != EL_SER_NONE || h->nbuffers)) {
+    REC_FAIL(EL_CODE_STRUCTURE, r->offset,
+             "record %d at offset %u: a %s record has no serializer and no buffers", shown,
+             r->offset, el_kind_name(h->kind));
+    return 0;
+  }
+  return 1;
+}
+
+/* Stream CRC, zero padding and buffer CRCs (every byte of a 2.0 record is covered). */
+static int check_content(insp *x, el_rec_info *r) {
+  const el_rec_header *h = &r->h;
+  const uint8_t *rec = x->p + r->offset;
+  const uint8_t *s = rec + h->header_len;
+  uint64_t send = h->header_len + h->stream_len;
+  uint32_t got = x->version == 1 ? el_crc32c(0, s, (size_t)h->stream_len)
+                                  : el_crc32(0, s, (size_t)h->stream_len);
+  if (got != h->stream_crc) {
+    int64_t shown = x->version == 1 ? (int64_t)h->stored_index : r->index;
+    REC_FAIL(EL_CODE_CHECKSUM, r->offset + h->header_len,
+             "record %d at offset %u: payload checksum mismatch (stored %x, computed %x): the "
+             "payload at offset %u is corrupted",
+             shown, r->offset, h->stream_crc, got, r->offset + h->header_len);
+    return 0;
+  }
+  if (x->version == 1) return 1;
+  uint64_t pad_from = send + (h->nbuffers ? EL_BT_SIZE(h->nbuffers) : 0);
+  for (uint32_t i = 0; i <= h->nbuffers; i++) {
+    uint64_t pad_to = i < h->nbuffers ? r->buffers[i].offset : h->record_len;
+    if (!all_zero(rec + pad_from, pad_to - pad_from)) {
+      REC_FAIL(EL_CODE_STRUCTURE, r->offset + pad_from,
+               "record %d at offset %u: padding at offset %u is not zero (damaged)", r->index,
+               r->offset, r->offset + pad_from);
+      return 0;
+    }
+    if (i == h->nbuffers) break;
+    el_buffer_entry *e = &r->buffers[i];
+    uint32_t c = el_crc32(0, rec + e->offset, (size_t)e->length);
+    e->checked = c == e->crc;
+    if (!e->checked) {
+      REC_FAIL(EL_CODE_CHECKSUM, r->offset + e->offset,
+               "record %d at offset %u: buffer %u checksum mismatch (stored %x, computed %x): "
+               "the buffer at offset %u is corrupted",
+               r->index, r->offset, (uint64_t)i, e->crc, c, r->offset + e->offset);
+      return 0;
+    }
+    pad_from = e->offset + e->length;
+  }
+  return 1;
+}
+
+/* Pickle stream validation (data) or UTF-8 check (the JSON kinds). */
+static void validate_stream(insp *x, el_rec_info *r) {
+  const el_rec_header *h = &r->h;
+  const uint8_t *s = x->p + r->offset + h->header_len;
+  uint64_t at = r->offset + h->header_len;
+  int64_t shown = x->version == 1 ? (int64_t)h->stored_index : r->index;
+  if (h->kind != EL_KIND_DATA) {
+    size_t ok = el_utf8_valid_prefix(s, (size_t)h->stream_len, 0);
+    if (ok != h->stream_len)
+      REC_FAIL(EL_CODE_STRUCTURE, at + ok,
+               "record %d at offset %u: %s is not UTF-8 (bad byte at offset %u)", shown,
+               r->offset, el_kind_name(h->kind), at + ok);
+    return;
+  }
+  el_pickle_validate(s, (size_t)h->stream_len, &r->pickle);
+  r->validated = 1;
+  const el_pickle_report *pr = &r->pickle;
+  if (!pr->ok) {
+    el_problem_set(&r->error, pr->nomem ? EL_CODE_NOMEM : EL_CODE_PICKLE, at + pr->offset,
+                   shown, pr->opcode, "record %d at offset %u: pickle stream rejected: %s",
+                   shown, r->offset, pr->message);
+  } else if (pr->buffers_used != h->nbuffers) {
+    el_problem_set(&r->error, EL_CODE_PICKLE, at, shown, "NEXT_BUFFER",
+                   "record %d at offset %u: the pickle stream uses %u out-of-band buffers but "
+                   "the record holds %u",
+                   shown, r->offset, pr->buffers_used, (uint64_t)h->nbuffers);
+  }
+}
+
+/* Reads the record at off (bytes up to limit belong to records; indexed_len: its length in
+ * the 2.0 index, 0 when scanning). Emits its report item. *next is where the following
+ * record starts when the header was good. */
+static rec_status read_record(insp *x, size_t off, size_t limit, int64_t pos_index,
+                              uint64_t indexed_len, int check_index, size_t *next) {
+  el_rec_info R;
+  memset(&R, 0, sizeof R);
+  el_rec_info *r = &R;
+  r->index = pos_index;
+  r->offset = off;
+  size_t avail = off <= limit ? limit - off : 0;
+  rec_status st = REC_GOOD;
+  if (!read_header(x, r, avail)) {
+    st = REC_BAD_HEADER;
+  } else if (!check_extent(x, r, avail, indexed_len)) {
+    st = REC_BAD_PAYLOAD;
+    *next = r->h.record_len <= avail ? off + (size_t)r->h.record_len : limit;
+  } else {
+    *next = off + (size_t)r->h.record_len;
+    if (x->version == 1 && check_index && r->h.stored_index != (uint64_t)pos_index)
+      REC_FAIL(EL_CODE_STRUCTURE, off, "record %d at offset %u: header says it is record %u",
+               pos_index, (uint64_t)off, (uint64_t)r->h.stored_index);
+    else if ((x->version == 1 || read_layout(x, r)) && check_kind(x, r) &&
+             !(x->flags & EL_INSPECT_HEADERS_ONLY) && check_content(x, r) &&
+             (x->flags & EL_INSPECT_VALIDATE))
+      validate_stream(x, r);
+    if (r->error.set) st = REC_BAD_PAYLOAD;
+  }
+  if (x->version == 1 && r->header_ok) r->index = (int64_t)r->h.stored_index;
+  if (r->error.set) r->error.record = r->index;
+  el_report_record(&x->recs, r, x->nrecs++ == 0);
+  if (r->error.set) {
+    x->ok = 0;
+    if (!x->err.set) x->err = r->error;
+  }
+  if (r->validated) el_pickle_report_free(&r->pickle);
+  free(r->buffers);
   return st;
 }
 
-/* Whether a record header with a valid CRC starts at off (used to resynchronize). */
-static int header_valid_at(const insp *x, size_t off, size_t end) {
-  if (off > end || end - off < EL_REC_FIXED + 4 || memcmp(x->p + off, EL_REC_MAGIC, 4)) return 0;
-  uint32_t hlen = el_ld32(x->p + off + 4);
-  return hlen >= EL_REC_FIXED + 4 && hlen <= end - off &&
-         el_crc32c(0, x->p + off, hlen - 4) == el_ld32(x->p + off + hlen - 4);
-}
-
-/* Next offset after from where a valid record header starts, or end. */
-static size_t resync(const insp *x, size_t from, size_t end) {
-  for (size_t at = find_record_magic(x, from, end); at < end; at = find_record_magic(x, at + 1, end))
-    if (header_valid_at(x, at, end)) return at;
-  return end;
-}
+#undef REC_FAIL
 
 /* Lists records by scanning [from, end). */
 static void scan_records(insp *x, size_t from, size_t end) {
   size_t pos = from;
   int64_t i = 0;
   while (pos < end) {
-    if (end - pos < 4 || memcmp(x->p + pos, EL_REC_MAGIC, 4)) {
-      if (has_magic(x, pos, EL_IDX_MAGIC)) break; /* reached the index */
+    if (!has_magic4(x, pos, EL_REC_MAGIC)) {
+      if (has_magic4(x, pos, EL_IDX_MAGIC)) break; /* reached the index */
       size_t at = resync(x, pos, end);
-      file_error(x, pos, -1, NULL,
-                 "%u bytes at offset %u are not a record (damaged or truncated data)",
-                 (uint64_t)(at - pos), (uint64_t)pos);
+      x->ok = 0;
+      el_problem_set(&x->err, EL_CODE_STRUCTURE, pos, -1, NULL,
+                     "%u bytes at offset %u are not a record (damaged or truncated data)",
+                     (uint64_t)(at - pos), (uint64_t)pos);
       pos = at;
       continue;
     }
     size_t next = pos;
-    rec_status st = read_record(x, pos, end, i, 0, &next);
-    i++;
-    if (st == REC_BAD_HEADER) /* length unknown: resynchronize on the next good header */
-      pos = resync(x, pos + 4, end);
-    else
-      pos = next;
+    rec_status st = read_record(x, pos, end, i++, 0, 0, &next);
+    pos = st == REC_BAD_HEADER ? resync(x, pos + 1, end) : next; /* length unknown: resync */
   }
 }
 
-/* Reads the footer and the index; on success fills offsets (malloc'ed) and returns 1. */
+/* ---- footer and index ---------------------------------------------------------------------- */
+
+/* A problem of the file as a whole (header, footer, index); suffix is appended. */
+static void file_problem(insp *x, const char *code, uint64_t off, const char *suffix,
+                         const char *fmt, ...) {
+  x->ok = 0;
+  if (x->err.set) return;
+  va_list ap;
+  va_start(ap, fmt);
+  char msg[EL_ERRMSG];
+  el_vfmt(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  el_problem_set(&x->err, code, off, -1, NULL, "%s%s", msg, suffix);
+}
+
+#define SCANNED "; records were found by scanning"
+#define index_problem(x, code, off, ...) file_problem(x, code, off, SCANNED, __VA_ARGS__)
+#define header_problem(x, code, off, ...) file_problem(x, code, off, "", __VA_ARGS__)
+
+/* Checks the index entries: 1.0 strictly increasing offsets, 2.0 contiguous records from the
+ * first record to the index. Fills offs/lens (lens 0 in 1.0). */
+static int read_index_entries(insp *x, const uint8_t *ip, size_t records_from, uint64_t ix,
+                              uint32_t cnt, uint64_t *offs, uint64_t *lens) {
+  uint64_t prev = records_from;
+  for (uint32_t i = 0; i < cnt; i++) {
+    if (x->version == 1) {
+      offs[i] = el_ld64(ip + EL_IX_ENTRIES + EL_IX1_ENTRY * (size_t)i);
+      lens[i] = 0;
+      if (offs[i] < prev || offs[i] >= ix) {
+        index_problem(x, EL_CODE_STRUCTURE, ix,
+                      "index at offset %u lists record %u at impossible offset %u", ix,
+                      (uint64_t)i, offs[i]);
+        return 0;
+      }
+      prev = offs[i] + 1;
+      continue;
+    }
+    const uint8_t *e = ip + EL_IX_ENTRIES + EL_IX2_ENTRY * (size_t)i;
+    offs[i] = el_ld64(e + EL_IX2_OFFSET);
+    lens[i] = el_ld64(e + EL_IX2_LENGTH);
+    if (offs[i] != prev || lens[i] < EL_ALIGN || lens[i] % EL_ALIGN || lens[i] > ix - prev) {
+      index_problem(x, EL_CODE_STRUCTURE, ix,
+                    "index at offset %u lists record %u at impossible offset %u (length %u)", ix,
+                    (uint64_t)i, offs[i], lens[i]);
+      return 0;
+    }
+    prev = offs[i] + lens[i];
+  }
+  if (x->version == 2 && prev != ix) {
+    index_problem(x, EL_CODE_STRUCTURE, ix,
+                  "index at offset %u: its records end at offset %u, not where the index starts",
+                  ix, prev);
+    return 0;
+  }
+  return 1;
+}
+
+/* Reads the footer and the index; on success fills offs/lens (malloc'ed) and returns 1.
+ * *index_at bounds the records either way (the file size when the footer is unusable). */
 static int read_index(insp *x, size_t records_from, size_t *index_at, uint64_t **offs,
-                      uint32_t *count) {
+                      uint64_t **lens, uint32_t *count) {
   const uint8_t *p = x->p;
   size_t n = x->n;
   *index_at = n;
-  if (n < records_from + 12 + EL_FOOTER_SIZE || n - EL_FOOTER_SIZE < records_from) {
-    file_error(x, n, -1, NULL,
-               "file ends at offset %u before its footer: the file is truncated; "
-               "records were found by scanning",
-               (uint64_t)n);
+  if (n < records_from || n - records_from < EL_IX_SIZE(0, 0) + EL_FOOTER_SIZE) {
+    index_problem(x, EL_CODE_TRUNCATED, n,
+                  "file ends at offset %u before its footer: the file is truncated", (uint64_t)n);
     return 0;
   }
-  const uint8_t *f = p + n - EL_FOOTER_SIZE;
   size_t foff = n - EL_FOOTER_SIZE;
-  if (memcmp(f, EL_FOOTER_MAGIC, 4) || el_crc32c(0, f, 28) != el_ld32(f + 28)) {
-    file_error(x, foff, -1, NULL,
-               "no valid footer at offset %u: the file is truncated or the footer is "
-               "corrupted; records were found by scanning",
-               (uint64_t)foff);
+  const uint8_t *f = p + foff;
+  if (memcmp(f, EL_FOOTER_MAGIC, EL_MAGIC4_LEN) || el_crc32c(0, f, EL_FT_CRC) != el_ld32(f + EL_FT_CRC)) {
+    index_problem(x, EL_CODE_TRUNCATED, foff,
+                  "no valid footer at offset %u: the file is truncated or the footer is "
+                  "corrupted",
+                  (uint64_t)foff);
     return 0;
   }
-  uint32_t cnt = el_ld32(f + 4);
-  uint64_t ix = el_ld64(f + 8), size = el_ld64(f + 16);
+  uint32_t cnt = el_ld32(f + EL_FT_COUNT);
+  uint64_t ix = el_ld64(f + EL_FT_INDEX), size = el_ld64(f + EL_FT_SIZE);
+  unsigned major = el_ld16(f + EL_FT_MAJOR);
   if (size != n) {
-    file_error(x, foff, -1, NULL,
-               "footer says the file has %u bytes but it has %u: truncated or extended; "
-               "records were found by scanning",
-               size, (uint64_t)n);
+    index_problem(x, EL_CODE_TRUNCATED, foff,
+                  "footer says the file has %u bytes but it has %u: truncated or extended", size,
+                  (uint64_t)n);
     return 0;
   }
-  if (ix < records_from || ix > foff || foff - ix != 12 + 8 * (uint64_t)cnt) {
-    file_error(x, foff, -1, NULL,
-               "footer at offset %u points to an impossible index (offset %u, %u records); "
-               "records were found by scanning",
-               (uint64_t)foff, ix, (uint64_t)cnt);
+  if (major != x->version) {
+    index_problem(x, EL_CODE_STRUCTURE, foff,
+                  "footer at offset %u says format %u, the header %u", (uint64_t)foff,
+                  (uint64_t)major, (uint64_t)x->version);
+    return 0;
+  }
+  uint64_t entry = x->version == 1 ? EL_IX1_ENTRY : EL_IX2_ENTRY;
+  if (ix < records_from || ix > foff || foff - ix != EL_IX_SIZE(entry, cnt)) {
+    index_problem(x, EL_CODE_STRUCTURE, foff,
+                  "footer at offset %u points to an impossible index (offset %u, %u records)",
+                  (uint64_t)foff, ix, (uint64_t)cnt);
     return 0;
   }
   *index_at = (size_t)ix;
+  x->file.has_index = 1;
+  x->file.index_offset = ix;
   const uint8_t *ip = p + ix;
   size_t ilen = foff - (size_t)ix;
-  if (memcmp(ip, EL_IDX_MAGIC, 4) || el_ld32(ip + 4) != cnt ||
+  if (memcmp(ip, EL_IDX_MAGIC, EL_MAGIC4_LEN) || el_ld32(ip + EL_IX_COUNT) != cnt ||
       el_crc32c(0, ip, ilen - 4) != el_ld32(ip + ilen - 4)) {
-    file_error(x, ix, -1, NULL,
-               "index at offset %u is corrupted; records were found by scanning", ix);
+    index_problem(x, EL_CODE_CHECKSUM, ix, "index at offset %u is corrupted", ix);
     return 0;
   }
-  uint64_t *o = malloc((cnt ? cnt : 1) * sizeof *o); /* cnt is bounded by the file size */
-  if (!o) {
-    file_error(x, ix, -1, NULL, "out of memory reading the index; records were found by scanning");
+  /* cnt is bounded by the file size (checked above), so these allocations are too */
+  uint64_t *o = malloc((cnt ? cnt : 1) * sizeof *o), *l = malloc((cnt ? cnt : 1) * sizeof *l);
+  if (!o || !l) {
+    free(o);
+    free(l);
+    index_problem(x, EL_CODE_NOMEM, ix, "out of memory reading the index");
     return 0;
   }
-  uint64_t prev = records_from;
-  for (uint32_t i = 0; i < cnt; i++) {
-    o[i] = el_ld64(ip + 8 + 8 * (size_t)i);
-    if (o[i] < prev || o[i] >= ix) {
-      file_error(x, ix, -1, NULL,
-                 "index at offset %u lists record %u at impossible offset %u; records were "
-                 "found by scanning",
-                 ix, (uint64_t)i, o[i]);
-      free(o);
-      return 0;
-    }
-    prev = o[i] + 1;
+  if (!read_index_entries(x, ip, records_from, ix, cnt, o, l)) {
+    free(o);
+    free(l);
+    return 0;
   }
   *offs = o;
+  *lens = l;
   *count = cnt;
   return 1;
+}
+
+/* ---- file header ---------------------------------------------------------------------------- */
+
+/* A footer with a valid CRC and a major this reader knows: its major, else 0. */
+static unsigned footer_major(const insp *x) {
+  if (x->n < EL_FOOTER_SIZE) return 0;
+  const uint8_t *f = x->p + x->n - EL_FOOTER_SIZE;
+  if (memcmp(f, EL_FOOTER_MAGIC, EL_MAGIC4_LEN) || el_crc32c(0, f, EL_FT_CRC) != el_ld32(f + EL_FT_CRC))
+    return 0;
+  unsigned m = el_ld16(f + EL_FT_MAJOR);
+  return m >= EL_FORMAT_OLDEST_MAJOR && m <= EL_FORMAT_MAJOR ? m : 0;
+}
+
+/* Reads the file header and decides the layout version. Returns where records start, or 0
+ * when nothing more can be read (not a checkpoint, a newer format, ...). */
+static size_t read_file_header(insp *x) {
+  const uint8_t *p = x->p;
+  size_t n = x->n;
+  el_file_info *fi = &x->file;
+  unsigned fmajor = footer_major(x);
+  if (n < EL_MAGIC_LEN || memcmp(p + EL_FH_MAGIC, EL_MAGIC, EL_MAGIC_LEN)) {
+    if (!fmajor) {
+      header_problem(x, EL_CODE_NOT_CHECKPOINT, 0,
+                     n < EL_MAGIC_LEN ? "not an Elastic Lite checkpoint: only %u bytes"
+                                      : "not an Elastic Lite checkpoint (no checkpoint magic at "
+                                        "offset 0; %u bytes)",
+                     (uint64_t)n);
+      return 0;
+    }
+    header_problem(x, EL_CODE_STRUCTURE, 0, "file header at offset 0 is corrupted (bad magic)");
+    x->version = fmajor;
+    return fmajor == 1 ? EL_MAGIC_LEN : EL_ALIGN;
+  }
+  if (n < EL_FH_MIN) {
+    header_problem(x, EL_CODE_TRUNCATED, n, "file is truncated inside its header (%u bytes)",
+                   (uint64_t)n);
+    return 0;
+  }
+  unsigned major = el_ld16(p + EL_FH_MAJOR), minor = el_ld16(p + EL_FH_MINOR);
+  uint32_t hlen = el_ld32(p + EL_FH_LENGTH);
+  int crc_ok = hlen >= EL_FH_MIN && hlen <= n && el_crc32c(0, p, hlen - 4) == el_ld32(p + hlen - 4);
+  if (major > EL_FORMAT_MAJOR && !(fmajor && !crc_ok)) {
+    header_problem(x, EL_CODE_NEWER, EL_FH_MAJOR,
+                   "checkpoint format %u is newer than this reader supports (%u); upgrade "
+                   "elastic-lite",
+                   (uint64_t)major, (uint64_t)EL_FORMAT_MAJOR);
+    fi->newer = 1;
+    fi->major = major;
+    fi->minor = minor;
+    return 0;
+  }
+  if (!crc_ok) {
+    header_problem(x, hlen > n ? EL_CODE_TRUNCATED : EL_CODE_CHECKSUM, 0,
+                   hlen > n ? "file header at offset 0 is truncated or corrupted (header length "
+                              "%u, file %u bytes)"
+                            : "file header at offset 0 is corrupted (checksum mismatch; header "
+                              "length %u, file %u bytes)",
+                   (uint64_t)hlen, (uint64_t)n);
+    x->version = fmajor ? fmajor : major == 1 ? 1 : 2;
+    return x->version == 1 ? EL_MAGIC_LEN : EL_ALIGN;
+  }
+  if (major < EL_FORMAT_OLDEST_MAJOR) {
+    header_problem(x, EL_CODE_STRUCTURE, EL_FH_MAJOR,
+                   "checkpoint format %u does not exist (corrupted header?)", (uint64_t)major);
+    return 0;
+  }
+  x->version = major;
+  size_t pl = el_ld16(p + EL_FH_PRODUCER_LEN), ql = el_ld16(p + EL_FH_PYTHON_LEN);
+  if (pl + ql > hlen - EL_FH_MIN) {
+    header_problem(x, EL_CODE_STRUCTURE, EL_FH_PRODUCER_LEN,
+                   "file header strings overflow the header (corrupted)");
+    return major == 1 ? EL_MAGIC_LEN : EL_ALIGN;
+  }
+  if (major == 2 && hlen % EL_ALIGN)
+    header_problem(x, EL_CODE_STRUCTURE, EL_FH_LENGTH,
+                   "file header length %u is not a multiple of 64 (damaged)", (uint64_t)hlen);
+  fi->header_ok = 1;
+  fi->major = major;
+  fi->minor = minor;
+  fi->created_ms = (int64_t)el_ld64(p + EL_FH_CREATED);
+  fi->producer = p + EL_FH_STRINGS;
+  fi->producer_len = pl;
+  fi->python = p + EL_FH_STRINGS + pl;
+  fi->python_len = ql;
+  return hlen;
 }
 
 el_result *el_inspect(const uint8_t *buf, size_t len, int flags) {
@@ -375,109 +679,29 @@ el_result *el_inspect(const uint8_t *buf, size_t len, int flags) {
   x->n = buf ? len : 0;
   x->flags = flags;
   x->ok = 1;
-  const uint8_t *p = x->p;
-  size_t n = x->n;
-
-  int header_ok = 0, fatal = 0, newer = 0;
-  uint32_t major = 0, minor = 0, hlen = 0;
-  size_t records_from = 8;
-  int footer_v1 = n >= EL_FOOTER_SIZE && !memcmp(p + n - EL_FOOTER_SIZE, EL_FOOTER_MAGIC, 4) &&
-                  el_crc32c(0, p + n - EL_FOOTER_SIZE, 28) == el_ld32(p + n - 4) &&
-                  el_ld16(p + n - 8) == EL_FORMAT_MAJOR;
-  if (n < 8 || memcmp(p, EL_MAGIC, 8)) {
-    if (footer_v1) {
-      file_error(x, 0, -1, NULL, "file header at offset 0 is corrupted (bad magic)");
-    } else {
-      file_error(x, 0, -1, NULL,
-                 n < 8 ? "not an Elastic Lite checkpoint: only %u bytes"
-                       : "not an Elastic Lite checkpoint (no checkpoint magic at offset 0; "
-                         "%u bytes)",
-                 (uint64_t)n);
-      fatal = 1;
-    }
-  } else if (n < EL_HEADER_FIXED + 4) {
-    file_error(x, n, -1, NULL, "file is truncated inside its header (%u bytes)", (uint64_t)n);
-    fatal = 1;
-  } else {
-    major = el_ld16(p + 8);
-    minor = el_ld16(p + 10);
-    hlen = el_ld32(p + 12);
-    int crc_ok = hlen >= EL_HEADER_FIXED + 4 && hlen <= n &&
-                 el_crc32c(0, p, hlen - 4) == el_ld32(p + hlen - 4);
-    if (major > EL_FORMAT_MAJOR && !(footer_v1 && !crc_ok)) {
-      file_error(x, 8, -1, NULL,
-                 "checkpoint format %u is newer than this reader supports (%u); upgrade "
-                 "elastic-lite",
-                 (uint64_t)major, (uint64_t)EL_FORMAT_MAJOR);
-      fatal = newer = 1;
-    } else if (!crc_ok) {
-      file_error(x, 0, -1, NULL,
-                 hlen > n ? "file header at offset 0 is truncated or corrupted (header length "
-                            "%u, file %u bytes)"
-                          : "file header at offset 0 is corrupted (checksum mismatch; header "
-                            "length %u, file %u bytes)",
-                 (uint64_t)hlen, (uint64_t)n);
-    } else if (major == 0) {
-      file_error(x, 8, -1, NULL, "checkpoint format 0 does not exist (corrupted header?)");
-      fatal = 1;
-    } else if ((uint32_t)el_ld16(p + 28) + el_ld16(p + 30) > hlen - EL_HEADER_FIXED - 4) {
-      file_error(x, 28, -1, NULL, "file header strings overflow the header (corrupted)");
-    } else {
-      header_ok = 1;
-      records_from = hlen;
-    }
-  }
-
-  if (!fatal) {
+  x->file.size = x->n;
+  size_t records_from = read_file_header(x);
+  if (records_from) {
     size_t index_at;
-    uint64_t *offs = NULL;
+    uint64_t *offs = NULL, *lens = NULL;
     uint32_t cnt = 0;
-    if (read_index(x, records_from, &index_at, &offs, &cnt)) {
+    if (read_index(x, records_from, &index_at, &offs, &lens, &cnt)) {
       for (uint32_t i = 0; i < cnt; i++) {
-        size_t next;
-        size_t limit = i + 1 < cnt ? (size_t)offs[i + 1] : index_at;
-        read_record(x, (size_t)offs[i], limit, (int64_t)i, 1, &next);
+        size_t next, limit;
+        if (x->version == 1)
+          limit = i + 1 < cnt ? (size_t)offs[i + 1] : index_at;
+        else
+          limit = (size_t)(offs[i] + lens[i]);
+        read_record(x, (size_t)offs[i], limit, (int64_t)i, lens[i], 1, &next);
       }
       free(offs);
+      free(lens);
     } else {
-      /* footer or index unusable: the index (if intact) still bounds the records */
-      scan_records(x, header_ok ? records_from : 8, index_at);
+      scan_records(x, records_from, index_at); /* an intact index position still bounds them */
     }
   }
-
   el_buf b = {0};
-  el_buf_puts(&b, x->ok ? "{\"ok\":true" : "{\"ok\":false");
-  el_buf_puts(&b, ",\"format_version\":");
-  if (header_ok) {
-    el_buf_u64(&b, major);
-    el_buf_puts(&b, ",\"format_minor\":");
-    el_buf_u64(&b, minor);
-    size_t pl = el_ld16(p + 28), ql = el_ld16(p + 30);
-    el_buf_puts(&b, ",\"producer\":");
-    el_buf_json_str(&b, p + EL_HEADER_FIXED, pl);
-    el_buf_puts(&b, ",\"python\":");
-    el_buf_json_str(&b, p + EL_HEADER_FIXED + pl, ql);
-    el_buf_puts(&b, ",\"created_ms\":");
-    el_buf_i64(&b, (int64_t)el_ld64(p + 16));
-  } else if (newer) {
-    el_buf_u64(&b, major);
-    el_buf_puts(&b, ",\"format_minor\":");
-    el_buf_u64(&b, minor);
-    el_buf_puts(&b, ",\"producer\":null,\"python\":null,\"created_ms\":null");
-  } else {
-    el_buf_puts(&b, "null,\"format_minor\":null,\"producer\":null,\"python\":null,\"created_ms\":null");
-  }
-  el_buf_puts(&b, ",\"size\":");
-  el_buf_u64(&b, n);
-  el_buf_puts(&b, ",\"error\":");
-  if (x->has_err)
-    el_error_json(&b, x->msg, x->eoff, x->erec, x->eop);
-  else
-    el_buf_puts(&b, "null");
-  el_buf_puts(&b, ",\"records\":[");
-  if (x->recs.len) el_buf_put(&b, x->recs.data, x->recs.len);
-  if (x->recs.failed) b.failed = 1;
-  el_buf_puts(&b, "]}");
+  el_report_file(&b, x->ok, &x->file, &x->err, &x->recs);
   el_buf_free(&x->recs);
   return make_result(&b, x->ok);
 }

@@ -137,3 +137,23 @@ int el_sink_commit(el_sink *s, int mark) {
   s->nmarks = (size_t)mark;
   return EL_OK;
 }
+
+/* ---- for the writer (internal.h) ---- */
+
+void el_sink_truncate(el_sink *s, size_t size) {
+  if (size < s->size) s->size = size;
+}
+
+void el_sink_drop_front(el_sink *s, size_t n) {
+  if (n > s->size) n = s->size;
+  if (!n) return;
+  memmove(s->data, s->data + n, s->size - n);
+  s->size -= n;
+}
+
+void el_sink_release(el_sink *s, size_t keep_cap) {
+  if (s->size || s->nmarks || s->cap <= keep_cap) return;
+  free(s->data);
+  s->data = NULL;
+  s->cap = 0;
+}

@@ -81,6 +81,20 @@ void el_fmt(char *dst, size_t cap, const char *fmt, ...) {
   va_end(ap);
 }
 
+int el_grow(void **arr, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 1;
+  size_t c = *cap ? *cap : 16;
+  while (c < need) {
+    if (c > SIZE_MAX / 2 / elem) return 0;
+    c *= 2;
+  }
+  void *a = realloc(*arr, c * elem);
+  if (!a) return 0;
+  *arr = a;
+  *cap = c;
+  return 1;
+}
+
 void el_set_last_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -280,9 +294,11 @@ void el_buf_json_cstr(el_buf *b, const char *s) {
   el_buf_json_str(b, (const uint8_t *)s, strlen(s));
 }
 
-void el_error_json(el_buf *b, const char *message, uint64_t offset, int64_t record,
-                   const char *opcode) {
-  el_buf_puts(b, "{\"message\":");
+void el_error_json(el_buf *b, const char *code, const char *message, uint64_t offset,
+                   int64_t record, const char *opcode) {
+  el_buf_puts(b, "{\"code\":");
+  el_buf_json_cstr(b, code ? code : EL_CODE_STRUCTURE);
+  el_buf_puts(b, ",\"message\":");
   el_buf_json_cstr(b, message);
   el_buf_puts(b, ",\"offset\":");
   el_buf_u64(b, offset);

@@ -42,10 +42,10 @@ export default {
     ctx.say('');
     ctx.say(table(
       [{ title: '#', align: 'right' }, { title: 'NAMES' }, { title: 'SERIALIZER' }, { title: 'OFFSET', align: 'right' },
-        { title: 'LENGTH', align: 'right' }, { title: 'CRC32C' }, { title: 'STATE' }],
+        { title: 'LENGTH', align: 'right' }, { title: 'CRC' }, { title: 'STATE' }],
       records.map((r) => [
         String(r.index), r.names?.length ? r.names.join(', ') : '?', r.serializer ?? '?', String(r.offset ?? '-'),
-        String(r.length ?? '-'), r.crc32c ?? '-', r.ok ? 'ok' : 'BAD',
+        String(r.length ?? '-'), r.crc32 ?? r.crc32c ?? '-', r.ok ? 'ok' : 'BAD', // format 2 | 1
       ]),
     ));
     const bad = records.filter((r) => !r.ok);
