@@ -255,7 +255,11 @@ class Writer extends Handle {
     this._buffers = new Map(); // "record/buffer" -> the Uint8Array registered by addBuffer
     this._open = [];           // buffers of the open record
   }
-  /** kind: 'data' (a pickle stream), 'manifest' or 'history' (UTF-8 JSON). */
+  /**
+   * Opens a record. kind: 'data' (a pickle stream), 'manifest' or 'history' (UTF-8 JSON).
+   * @param {string|string[]} names
+   * @param {{ kind?: 'data'|'manifest'|'history' }} [options]
+   */
   beginRecord(names, { kind = 'data' } = {}) {
     const list = Array.isArray(names) ? names : [names];
     for (const n of list) {
@@ -269,10 +273,14 @@ class Writer extends Handle {
     try { this._check(x.el_writer_begin_record(this._live(), code, p, b.length)); } finally { x.el_free(p); }
     this._open = [];
   }
+  /** @param {ArrayBuffer|ArrayBufferView} bytes stream bytes of the open record */
   append(bytes) { this._put(this.core.exports.el_writer_reserve, bytes); }
   /** An out-of-band buffer of the open record: its bytes never enter the core. Pass the bytes
    * (kept by reference and handed back by take()/finish(); the CRC-32 is computed here) or
-   * { length, crc32 } when the caller writes the bytes itself. Returns its index. */
+   * { length, crc32 } when the caller writes the bytes itself. Returns its index.
+   * @param {ArrayBuffer|ArrayBufferView|{ length: number, crc32: number }} buffer
+   * @returns {number}
+   */
   addBuffer(buffer) {
     let length, crc, bytes = null;
     if (ArrayBuffer.isView(buffer) || buffer instanceof ArrayBuffer) {
@@ -291,7 +299,11 @@ class Writer extends Handle {
     this._open = [];
   }
   /** Ends the open record; serializer null for the JSON kinds. crc32: the stream's CRC-32
-   * if the caller computed it, else the core computes it. Returns the record's index. */
+   * if the caller computed it, else the core computes it. Returns the record's index.
+   * @param {'pickle'|'cloudpickle'|'dill'|number|null} serializer
+   * @param {{ crc32?: number|null }} [options]
+   * @returns {number}
+   */
   endRecord(serializer, { crc32 = null } = {}) {
     const code = serializer == null ? 0 : typeof serializer === 'number' ? serializer : SERIALIZERS[serializer];
     if (code === undefined) throw new CoreError(`unknown serializer ${JSON.stringify(serializer)} (pickle, cloudpickle or dill)`);
@@ -302,7 +314,11 @@ class Writer extends Handle {
     this._open = [];
     return index;
   }
-  /** A record whose bytes (length, a multiple of 64) the caller already has stored. */
+  /**
+   * A record whose bytes (length, a multiple of 64) the caller already has stored.
+   * @param {number} length
+   * @returns {number}
+   */
   addStoredRecord(length) {
     return this._check(this.core.exports.el_writer_add_stored_record(this._live(), Number(length)));
   }
@@ -316,7 +332,11 @@ class Writer extends Handle {
    * 'head' or 'tail'), buffer, offset, length, bytes }. bytes: a copy of the core's bytes, the
    * Uint8Array given to addBuffer, or null (a buffer given by length, a stored record: the
    * caller writes those). views: true gives views of core memory instead of copies, valid
-   * until the next call that writes to this writer. */
+   * until the next call that writes to this writer.
+   * @param {{ views?: boolean }} [options]
+   * @returns {Array<{ kind: string, record: number|'head'|'tail', buffer: number|null, offset: number,
+   *   length: number, bytes: Uint8Array|null }>}
+   */
   take({ views = false } = {}) {
     const x = this.core.exports;
     const parts = [];
@@ -344,7 +364,9 @@ class Writer extends Handle {
   }
 
   /** Writes index and footer; returns every part not taken yet, joined (the whole checkpoint
-   * when nothing was taken before), or with join: false the parts as take() gives them. */
+   * when nothing was taken before), or with join: false the parts as take() gives them.
+   * @param {{ join?: boolean }} [options]
+   */
   finish({ join = true } = {}) {
     this._check(this.core.exports.el_writer_finish(this._live()));
     const parts = this.take();
