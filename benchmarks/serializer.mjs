@@ -31,7 +31,9 @@ function nativeRows() {
 }
 
 async function loadBench(pyodide) {
-  pyodide.FS.writeFile('/home/pyodide/serializer_cases.py', readFileSync(path.join(HERE, 'serializer_cases.py')));
+  for (const f of ['serializer_cases.py', 'serializer_shapes.py']) {
+    pyodide.FS.writeFile(`/home/pyodide/${f}`, readFileSync(path.join(HERE, f)));
+  }
   await pyodide.runPythonAsync('import sys; sys.path.insert(0, "/home/pyodide"); import serializer_cases as bench');
 }
 

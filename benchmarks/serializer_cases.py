@@ -26,20 +26,9 @@ import cloudpickle
 import dill
 
 import elastic_lite as el
+from serializer_shapes import SHAPES
 
-CASES = {
-    "dicts": "data = [{'a': i, 'b': str(i), 'c': [i, 2 * i]} for i in range(100000)]",
-    "instances": (
-        "class Item:\n"
-        "    def __init__(self, i):\n"
-        "        self.i = i\n"
-        "        self.name = 'item%d' % i\n"
-        "        self.tags = [i % 7]\n"
-        "    def twice(self):\n"
-        "        return 2 * self.i\n"
-        "items = [Item(i) for i in range(20000)]\n"),
-    "bytes50": "blob = bytes(range(256)) * (50 * 1024 * 1024 // 256)",
-}
+CASES = {case: SHAPES[case] for case in ("dicts", "instances", "bytes50")}
 ROOT = {"dicts": "data", "instances": "items", "bytes50": "blob"}
 NAMES = {"dicts": ["data"], "instances": ["Item", "items"], "bytes50": ["blob"]}
 SERIALIZERS = ["dill", "dill(byref=True)", "pickle", "cloudpickle", "pickle-then-dill",

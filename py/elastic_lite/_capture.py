@@ -3,8 +3,9 @@
 A name is one of:
 - skipped silently: private (`_x`), IPython/kernel internals (In, Out, get_ipython, exit,
   quit, and whatever IPython itself hides from `%who`);
-- a module binding: `import numpy as np`, `from math import sqrt` -> re-imported on restore
-  under the same name instead of being pickled;
+- a module binding: `import numpy as np`, `from math import sqrt`, `from typing import *`
+  (any object that is an attribute of the module it says it comes from) -> re-imported on
+  restore under the same name instead of being pickled;
 - a variable: serialized into a record.
 Reading the namespace never writes to it (we iterate over a copy of its items).
 """
@@ -12,7 +13,7 @@ Reading the namespace never writes to it (we iterate over a copy of its items).
 import sys
 import types
 
-from ._groups import is_notebook_def
+from ._groups import ATOMIC, is_notebook_def
 from ._report import type_name
 
 # Names a Jupyter/IPython kernel puts into the user namespace that are not user state.
@@ -47,30 +48,53 @@ def _hidden_names(namespace):
     return getattr(shell, "user_ns_hidden", {}) or {}
 
 
-def _module_binding(value, ns_module_name, imported):
+def _module_binding(name, value, ns_module_name, imported):
     """(module, attr) to re-import `value` from, or None if it is not an import binding.
     `imported` maps id(object in sys.modules) -> its name: that also catches module-like
     objects that are not ModuleType (Pyodide's `import js` is a JsProxy)."""
-    name = imported.get(id(value))
-    if name is not None:
-        return (name, None)
+    modname = imported.get(id(value))
+    if modname is not None:
+        return (modname, None)
     if isinstance(value, types.ModuleType):
-        name = getattr(value, "__name__", None)
-        if name and sys.modules.get(name) is value:
-            return (name, None)
+        modname = getattr(value, "__name__", None)
+        if modname and sys.modules.get(modname) is value:
+            return (modname, None)
         return None
-    if not isinstance(value, _IMPORTABLE_KINDS):
+    if type(value) in ATOMIC:
+        return None  # `from math import pi`: a number is its own value
+    if isinstance(value, _IMPORTABLE_KINDS):
+        mod = getattr(value, "__module__", None)
+        qual = getattr(value, "__qualname__", None)
+        if not isinstance(mod, str) or not isinstance(qual, str) or "." in qual or "<" in qual:
+            return None
+        if mod == ns_module_name or mod == "__main__":
+            return None  # defined in the notebook: its code must be saved by value
+        module = sys.modules.get(mod)
+        if module is None or getattr(module, qual, None) is not value:
+            return None
+        return (mod, qual)
+    return _module_attribute(name, value, ns_module_name)
+
+
+def _module_attribute(name, value, ns_module_name):
+    """Any other object that IS an attribute of the module it says it comes from
+    (`from typing import *` binds typing.List, typing.Optional, ...; `from os import
+    environ`): re-imported by name, like a function, instead of saved as a record."""
+    try:
+        mod = getattr(value, "__module__", None)
+        if not isinstance(mod, str) or mod in (ns_module_name, "__main__", "builtins"):
+            return None
+        module = sys.modules.get(mod)
+        if module is None:
+            return None
+        for attr in (name, getattr(value, "__qualname__", None),
+                     getattr(value, "__name__", None), getattr(value, "_name", None)):
+            if isinstance(attr, str) and attr.isidentifier() and \
+                    getattr(module, attr, None) is value:
+                return (mod, attr)
+    except Exception:  # an object whose attributes raise: not a binding
         return None
-    mod = getattr(value, "__module__", None)
-    qual = getattr(value, "__qualname__", None)
-    if not isinstance(mod, str) or not isinstance(qual, str) or "." in qual or "<" in qual:
-        return None
-    if mod == ns_module_name or mod == "__main__":
-        return None  # defined in the notebook: its code must be saved by value
-    module = sys.modules.get(mod)
-    if module is None or getattr(module, qual, None) is not value:
-        return None
-    return (mod, qual)
+    return None
 
 
 def _saved_by_own_name(value, ns_module_name, namespace):
@@ -114,7 +138,7 @@ def capture(namespace, names=None):
             continue
         elif name in hidden and hidden[name] is value:
             continue
-        binding = _module_binding(value, ns_module_name, imported)
+        binding = _module_binding(name, value, ns_module_name, imported)
         if binding is not None:
             result.modules.append({"name": name, "module": binding[0], "attr": binding[1]})
         elif isinstance(value, types.ModuleType):

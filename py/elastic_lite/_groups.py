@@ -7,10 +7,24 @@ level: `gc.get_referents(*frontier)`, then C-level map/compress/filter over the 
 code runs once per distinct type and once per distinct class/function met. An object whose
 refcount says it has exactly one referrer is walked through without being recorded (nobody
 else can reach it), which spares most of the bookkeeping in big data. The cyclic GC is paused
-during the walk. Cost: ~0.7 us per reachable object natively, ~0.7-1.5 us in Pyodide.
+during the walk.
+
+Most of the cost is avoided, not optimised: the walk is deterministic (a budget in OBJECTS,
+never in seconds, so the grouping never depends on how loaded the machine is) and it does
+not walk what it can prove cannot alias:
+- atomic values (int, str, bytes, float, ...) and containers of nothing but atomic values
+  contribute no edges (they are filtered by type, level by level, in C);
+- the largest variable is not walked at all when every OTHER variable's objects are
+  "closed": each object they reach that has more than one referrer has all its referrers
+  accounted for (the edges the walk itself followed, plus the namespace bindings). An
+  object of the largest variable shared with another variable would need a referrer the
+  walk did not see, so closedness proves there is none. A large variable is recognised
+  before its first level is expanded (its length, or the width of its next level), so a
+  4-million-entry dict next to a few small variables costs nothing to group. If the proof
+  fails (something outside holds a reference: IPython's `Out`, a library cache...), the
+  large variable is walked too, so the result is the same, only slower.
 
 What the walk does NOT descend into:
-- atomic values (int, str, bytes, float, ...): sharing them does not matter;
 - modules, module dicts, the namespace itself, builtins: pickled by reference;
 - classes and functions that are not defined in the notebook: pickled by reference;
 - generators, frames, coroutines: no serializer can save them, and descending would drag the
@@ -21,11 +35,18 @@ What the walk does NOT descend into:
   name (see _pickling.py / _rebuild.ref). Only a reference cycle between groups through defs
   (rare: `def f(g=...)` and `def g(f=...)`) merges those groups, so loading never loops.
 
-The walk is bounded: past `budget_s` seconds or `max_objects` objects it stops and puts every
-variable it has not finished into one group together with everything it has seen (safe:
-aliasing is kept, the group is just larger) and says so in `Grouping.truncated`.
+Memory shared without a Python reference: numpy arrays are not tracked by the GC (their
+referents are invisible to `gc.get_referents`), so when numpy is already imported (never
+imported here) an array's children are the owner of its memory (the `.base` chain, through
+memoryviews to the bytes/bytearray they expose) and, for object arrays, its elements. Views
+of one owner therefore land in one group, and `_pickling` saves them as views of it. Top-level
+arrays whose memory overlaps without a common owner are united too (`np.shares_memory`).
+
+The walk is bounded by `max_objects`: past it, every variable is put into one group (safe:
+aliasing is kept, the group is just larger) and `Grouping.truncated` says so.
 """
 
+import collections
 import functools
 import gc
 import itertools
@@ -34,12 +55,15 @@ import sys
 import time
 import types
 
-_ALONE = 3  # sys.getrefcount of an object referenced by one container only (see find_groups)
+_ALONE = 3  # sys.getrefcount of an object referenced by one container only (see _Walk.level)
+_PAUSE = 8192  # objects (or width of the next level) after which a variable counts as large
+_SHARED_ATOMIC = 4096  # atomic values at least this long are grouped by identity (one copy)
 
 ATOMIC = frozenset({
     int, float, complex, str, bytes, bool, type(None), type(Ellipsis),
     type(NotImplemented), range,
 })
+_SIZED = (list, tuple, dict, set, frozenset)
 
 # Objects the walk must look at in Python before descending.
 SPECIAL = (
@@ -76,12 +100,36 @@ def is_notebook_def(obj, namespace):
             or is_notebook_lru(obj, namespace))
 
 
+def numpy_ndarray():
+    """numpy.ndarray if numpy is ALREADY imported, else None (we never import it)."""
+    np = sys.modules.get("numpy")
+    return getattr(np, "ndarray", None) if np is not None else None
+
+
+def memory_owner(arr, ndarray):
+    """The object that owns `arr`'s memory: the end of the `.base` chain, looking through
+    memoryviews to the object they expose (bytes, bytearray, mmap...)."""
+    owner = arr
+    base = arr.base
+    while base is not None:
+        if isinstance(base, ndarray):
+            owner, base = base, base.base
+        elif type(base) is memoryview:
+            owner, base = base.obj, getattr(base.obj, "base", None)
+            if not isinstance(owner, ndarray):
+                break
+        else:
+            return base
+    return owner
+
+
 class Grouping:
-    def __init__(self, groups, objects, seconds, truncated):
+    def __init__(self, groups, objects, seconds, truncated, unwalked=None):
         self.groups = groups  # list of lists of names, in namespace order
-        self.objects = objects  # how many distinct non-atomic objects the walk visited
-        self.seconds = seconds
+        self.objects = objects  # how many non-atomic objects the walk expanded
+        self.seconds = seconds  # informative only: no decision depends on time
         self.truncated = truncated  # None, or why the walk stopped early
+        self.unwalked = unwalked  # the variable proven not to share anything without a walk
 
 
 class _UnionFind:
@@ -116,67 +164,6 @@ def _by_reference(obj, namespace):
     return False
 
 
-def _special_children(obj, namespace):
-    """Children of a special object that is a node (not by reference)."""
-    if isinstance(obj, _LEAVES):
-        return ()
-    if isinstance(obj, type):
-        return gc.get_referents(obj)  # a notebook class: its dict, bases, mro
-    if type(obj) is types.FunctionType:
-        out = [obj.__defaults__, obj.__kwdefaults__, obj.__dict__]
-        if obj.__closure__:
-            out.extend(obj.__closure__)
-        return [o for o in out if o is not None]
-    if isinstance(obj, types.MethodType):
-        return (obj.__func__, obj.__self__)
-    if isinstance(obj, types.BuiltinFunctionType):
-        return (obj.__self__,)
-    return ()
-
-
-def _kinds(objs):
-    """(types of objs, the distinct SPECIAL types among them). Type tests are made once per
-    distinct type: isinstance with a tuple costs ~200 ns per object natively, a set lookup on
-    the type ~20 ns (both several times more in WebAssembly)."""
-    tys = list(map(type, objs))
-    distinct = set(tys)
-    special = {t for t in distinct if t not in ATOMIC and issubclass(t, SPECIAL)}
-    return tys, distinct, special
-
-
-def _children(objs, namespace):
-    """All non-atomic, not-by-reference objects directly referenced by `objs`.
-
-    The common path (dicts, lists, tuples, instances) is C code end to end: type lookups via
-    map, gc.get_referents on the whole level, filtering via compress. Python code runs once
-    per distinct type and once per DISTINCT special object (a class reached from 100,000
-    instances is decided once)."""
-    tys, _, special = _kinds(objs)
-    if special:
-        flags = list(map(special.__contains__, tys))
-        plain = list(itertools.compress(objs, map(operator.not_, flags)))
-        out = gc.get_referents(*plain) if plain else []
-        for obj in itertools.compress(objs, flags):
-            out.extend(_special_children(obj, namespace))
-    else:
-        out = gc.get_referents(*objs)
-    tys, distinct, special = _kinds(out)
-    keep_types = distinct - ATOMIC
-    if len(keep_types) != len(distinct):
-        keep = list(map(keep_types.__contains__, tys))
-        out = list(itertools.compress(out, keep))
-        if special:
-            tys = list(itertools.compress(tys, keep))
-    if special:
-        specials = list(itertools.compress(out, map(special.__contains__, tys)))
-        unique = dict(zip(map(id, specials), specials))
-        drop = {i for i, o in unique.items() if _by_reference(o, namespace)}
-        if drop:
-            out = list(itertools.compress(
-                out, map(operator.not_, map(drop.__contains__, map(id, out)))))
-    return out
-
-
 def _stop_ids(namespace):
     """Dicts never to walk into: the namespace itself and every module's globals."""
     import builtins
@@ -189,7 +176,310 @@ def _stop_ids(namespace):
     return stop
 
 
-def find_groups(variables, namespace, def_ids, budget_s=5.0, max_objects=20_000_000):
+class _TooMany(Exception):
+    pass
+
+
+class _Kinds(dict):
+    """type -> 0 (atomic: no edges), 1 (plain: walk its referents), 2 (special: look first);
+    filled on first sight of a type, so `map(kinds.__getitem__, types)` stays in C."""
+
+    def __init__(self, special):
+        super().__init__()
+        self.special = special
+
+    def __missing__(self, t):
+        kind = self[t] = 0 if t in ATOMIC else 2 if issubclass(t, self.special) else 1
+        return kind
+
+
+_compress, _chain, _repeat = itertools.compress, itertools.chain.from_iterable, itertools.repeat
+_not = operator.not_
+
+
+def _referents(objs, labs, out, run_labels, run_counts):
+    """Append gc.get_referents of `objs` to `out`, and the runs of their labels (a child
+    has its parent's label) to run_labels/run_counts. One C call per run of equal labels
+    (the frontier is grouped by variable), never one per object."""
+    n = len(objs)
+    if not n:
+        return
+    if labs[0] == labs[-1] and labs.count(labs[0]) == n:
+        cuts = [0, n]
+    else:
+        cuts = [0]
+        cuts.extend(_compress(range(1, n), map(operator.ne, itertools.islice(labs, 1, None),
+                                                 labs)))
+        cuts.append(n)
+    for a, b in zip(cuts, itertools.islice(cuts, 1, None)):
+        before = len(out)
+        out.extend(gc.get_referents(*objs[a:b]))
+        run_labels.append(labs[a])
+        run_counts.append(len(out) - before)
+
+
+def _labels(run_labels, run_counts, keep=None):
+    """Per-child labels from runs, for the children `keep` (0 = dropped) leaves."""
+    if keep is not None:
+        run_counts = [c - keep[a:a + c].count(0) for a, c in
+                      zip(itertools.accumulate(run_counts, initial=0), run_counts)]
+    return list(_chain(map(_repeat, run_labels, run_counts)))
+
+
+class _Walk:
+    """The state of one grouping walk (see the module docstring).
+
+    All variables are walked at once, level by level (a breadth-first walk from every root),
+    each object carrying the index of the variable it was reached from (its label): the
+    fixed cost of a level (some 20 C-level passes) is then paid a few times per snapshot, not
+    a few times per variable, which is what dominates a namespace of many small variables."""
+
+    def __init__(self, variables, namespace, def_ids, max_objects):
+        self.ns = namespace
+        self.names = list(variables)
+        self.uf = _UnionFind(len(self.names))
+        self.owner = {}  # id(object) -> index of the first variable that reached it
+        self.multi = {}  # id -> object, for recorded objects (more than one referrer)
+        self.indeg = collections.Counter()  # id -> edges into it the walk followed
+        self.stop = _stop_ids(namespace)
+        self.def_keys = set(def_ids)
+        self.def_owner = {}  # id(def) -> variable index that owns it (its top-level name)
+        self.edges = set()  # (variable index, id(def)): variable i refers to a def by name
+        self.expanded = 0
+        self.max_objects = max_objects
+        self.ndarray = numpy_ndarray()
+        self.special = SPECIAL + ((self.ndarray,) if self.ndarray is not None else ())
+        self._is_special = {}  # type -> bool (decided once per type)
+        self.kinds = _Kinds(self.special)  # type -> 0 atomic, 1 plain, 2 special
+
+    # -- one level ------------------------------------------------------------------------
+    def _special_types(self, distinct):
+        cache = self._is_special
+        out = set()
+        for t in distinct:
+            s = cache.get(t)
+            if s is None:
+                s = cache[t] = t not in ATOMIC and issubclass(t, self.special)
+            if s:
+                out.add(t)
+        return out
+
+    def _special_children(self, obj):
+        """(children, memory owner or None) of a special object that is a node (not by
+        reference). The owner of an array's memory is returned apart: it may be bytes,
+        which the atomic filter would drop."""
+        if self.ndarray is not None and isinstance(obj, self.ndarray):
+            owner = memory_owner(obj, self.ndarray)
+            out = gc.get_referents(obj)  # an ndarray subclass's __dict__ (a mask...)
+            if obj.dtype.hasobject:
+                out.extend(obj.ravel(order="K").tolist() if obj.ndim else [obj.item()])
+            return out, (owner if owner is not obj else None)
+        if isinstance(obj, _LEAVES):
+            return (), None
+        if isinstance(obj, type):
+            return gc.get_referents(obj), None  # a notebook class: its dict, bases, mro
+        if type(obj) is types.FunctionType:
+            out = [obj.__defaults__, obj.__kwdefaults__, obj.__dict__]
+            if obj.__closure__:
+                out.extend(obj.__closure__)
+            return [o for o in out if o is not None], None
+        if isinstance(obj, types.MethodType):
+            return (obj.__func__, obj.__self__), None
+        if isinstance(obj, types.BuiltinFunctionType):
+            return (obj.__self__,), None
+        return (), None
+
+    def _expand(self, objs, labs):
+        """(children, their labels): the non-atomic, not-by-reference objects directly
+        referenced by `objs`, each labelled with its parent's variable.
+
+        C code end to end for the common path (dicts, lists, tuples, instances): one
+        gc.get_referents per run of same-variable objects, filtering via map/compress.
+        Python code runs once per distinct type and once per DISTINCT special object (a class
+        reached from 100,000 instances is decided once)."""
+        tys = list(map(type, objs))
+        special = self._special_types(set(tys))
+        out, run_labels, run_counts, owners, owner_labs = [], [], [], [], []
+        if special:
+            flags = list(map(special.__contains__, tys))
+            plain_flags = list(map(_not, flags))
+            _referents(list(_compress(objs, plain_flags)), list(_compress(labs, plain_flags)),
+                       out, run_labels, run_counts)
+            for obj, label in zip(_compress(objs, flags), _compress(labs, flags)):
+                children, owner = self._special_children(obj)
+                out.extend(children)
+                run_labels.append(label)
+                run_counts.append(len(children))
+                if owner is not None:
+                    owners.append(owner)
+                    owner_labs.append(label)
+        else:
+            _referents(objs, labs, out, run_labels, run_counts)
+        # One pass classifies every child by its type (0 atomic, 1 plain, 2 special; decided
+        # once per type); labels are materialised only for what survives: most children of
+        # big data are atomic (numbers, strings) and are dropped first.
+        codes = list(map(self.kinds.__getitem__, map(type, out)))
+        n_atomic = codes.count(0)
+        if n_atomic == len(codes):  # nothing but atomic values (lists of numbers...)
+            return owners, owner_labs
+        keep = codes if n_atomic else None
+        if 2 in codes:  # classes, functions, modules: drop those pickled by reference
+            codes = keep = codes if keep is not None else codes[:]
+            where = list(_compress(range(len(codes)), map((2).__eq__, codes)))
+            sp_ids = list(map(id, map(out.__getitem__, where)))
+            unique = dict(zip(sp_ids, map(out.__getitem__, where)))  # a class met 20,000
+            drop = {i for i, o in unique.items() if _by_reference(o, self.ns)}  # times: once
+            del unique
+            for k in _compress(where, map(drop.__contains__, sp_ids)):
+                keep[k] = 0
+        if keep is not None:
+            lab = _labels(run_labels, run_counts, keep)
+            out = list(_compress(out, keep))
+        else:
+            lab = _labels(run_labels, run_counts)
+        if owners:
+            out.extend(owners)
+            lab.extend(owner_labs)
+        return out, lab
+
+    def _level(self, objs, labs):
+        """Expand one level; returns the next (objects, labels)."""
+        out, lab = self._expand(objs, labs)
+        self.expanded += len(out)
+        if self.expanded > self.max_objects:
+            raise _TooMany
+        # An object whose only reference is the container we came from cannot be reached
+        # again from anywhere: descend into it without recording it. (refcount 3 = that
+        # container + the `out` list + getrefcount's argument.) In big data (lists of
+        # dicts, instances) that is most objects, and it skips all the id bookkeeping.
+        refs = list(map(sys.getrefcount, out))
+        if refs.count(_ALONE) == len(refs):
+            return out, lab
+        alone = list(map(_ALONE.__eq__, refs))
+        nxt, nxt_labs = list(_compress(out, alone)), list(_compress(lab, alone))
+        shared = list(map(_not, alone))
+        out, lab = list(_compress(out, shared)), list(_compress(lab, shared))
+        ids = list(map(id, out))
+        self.indeg.update(ids)  # every edge into a multi-referenced object (closedness)
+        keep = list(map(_not, map(self.stop.__contains__, ids)))
+        if self.def_keys:
+            is_def = list(map(self.def_keys.__contains__, ids))
+            if any(is_def):  # defs are referred to by name: an edge, not a union
+                self.edges.update(zip(_compress(lab, is_def), _compress(ids, is_def)))
+                keep = list(map(operator.and_, keep, map(_not, is_def)))
+        if not all(keep):
+            out, lab, ids = (list(_compress(x, keep)) for x in (out, lab, ids))
+        # Every test below iterates over this level's ids only (never over `owner`, which
+        # grows with the namespace).
+        owner, uf = self.owner, self.uf
+        prev = list(map(owner.get, ids))
+        known = list(map(operator.is_not, prev, _repeat(None)))
+        for a, b in set(zip(_compress(lab, known), _compress(prev, known))):
+            if a != b:
+                uf.union(a, b)
+        new = list(map(_not, known))
+        new_ids = list(_compress(ids, new))
+        if not new_ids:
+            return nxt, nxt_labs
+        new_labs = list(_compress(lab, new))
+        first = dict(zip(reversed(new_ids), reversed(new_labs)))  # first label wins
+        if len(first) != len(new_ids):  # reached twice in this level: maybe by two variables
+            for oid, label in zip(new_ids, new_labs):
+                if first[oid] != label:
+                    uf.union(first[oid], label)
+        byid = dict(zip(new_ids, _compress(out, new)))
+        owner.update(first)
+        fresh = list(map(byid.__getitem__, first))
+        self.multi.update(zip(first, fresh))
+        nxt.extend(fresh)
+        nxt_labs.extend(first.values())
+        return nxt, nxt_labs
+
+    def run(self, objs, labs, pause=False):
+        """Walk from `objs` (labelled) to the end. With `pause`, a variable whose pending
+        objects pass the threshold is set aside: returns (its label, its objects) or None."""
+        while objs:
+            if pause and len(objs) > _PAUSE:
+                label, count = collections.Counter(labs).most_common(1)[0]
+                if count > _PAUSE // 2:
+                    mine = list(map(label.__eq__, labs))
+                    aside = list(_compress(objs, mine))
+                    others = list(map(_not, mine))
+                    objs, labs = list(_compress(objs, others)), list(_compress(labs, others))
+                    self.run(objs, labs)
+                    return label, aside
+            objs, labs = self._level(objs, labs)
+        return None
+
+    # -- the whole namespace ---------------------------------------------------------------
+    def closed_except(self, skip, variables):
+        """True if no object recorded outside `skip`'s group has a referrer the walk did not
+        follow (other than namespace bindings): then `skip` shares nothing with the rest."""
+        probe = []  # calibrates what holding an object in `multi` adds to its refcount
+        self.multi[id(probe)] = probe
+        del probe
+        try:
+            counts = dict(zip(self.multi, map(sys.getrefcount, self.multi.values())))
+        finally:
+            self.multi.popitem()
+        baseline = counts.popitem()[1]
+        bound = collections.Counter(map(id, self.ns.values()))
+        bound.update(map(id, variables.values()))  # the caller's dict of captured variables
+        history = {id(d): d for d in (self.ns.get("Out"), self.ns.get("_oh"))
+                   if type(d) is dict}  # IPython's output history holds displayed values
+        for d in history.values():
+            bound.update(map(id, d.values()))
+        group = self.uf.find(skip)
+        find, owner, indeg = self.uf.find, self.owner, self.indeg
+        defs = self.def_keys  # referred to by name from anywhere: not aliasing
+        for oid, refs in counts.items():
+            if oid in defs or find(owner[oid]) == group:
+                continue
+            if refs - baseline != indeg[oid] + bound[oid]:
+                return False
+        return True
+
+    def unite_overlapping_arrays(self, variables):
+        """Top-level arrays whose memory overlaps without a common owner object (memory
+        wrapped twice from outside Python): one group, decided by np.shares_memory."""
+        if self.ndarray is None:
+            return
+        np = sys.modules["numpy"]
+        utils = getattr(getattr(np, "lib", None), "array_utils", None)
+        byte_bounds = utils.byte_bounds if utils is not None else np.byte_bounds
+        arrays = []
+        for i, name in enumerate(self.names):
+            value = variables[name]
+            if isinstance(value, self.ndarray) and value.nbytes:
+                lo, hi = byte_bounds(value)
+                arrays.append((lo, hi, i, id(memory_owner(value, self.ndarray))))
+        arrays.sort()
+        for k, (lo, hi, i, owner) in enumerate(arrays):
+            for lo2, hi2, j, owner2 in arrays[k + 1:]:
+                if lo2 >= hi:
+                    break
+                if owner2 == owner or self.uf.find(i) == self.uf.find(j):
+                    continue
+                a, b = variables[self.names[i]], variables[self.names[j]]
+                try:
+                    shared = np.shares_memory(a, b, max_work=100_000)
+                except Exception:  # too hard to decide exactly: keep them together
+                    shared = True
+                if shared:
+                    self.uf.union(i, j)
+
+
+def _estimate(value):
+    """Cheap size of a top-level value (its length if it is a builtin container)."""
+    if type(value) in _SIZED:
+        return len(value)
+    try:
+        return len(value) if isinstance(value, _SIZED) else 0
+    except Exception:  # a subclass with a __len__ of its own that fails
+        return 0
+
+
+def find_groups(variables, namespace, def_ids, max_objects=20_000_000):
     """Partition `variables` (name -> value) into groups; `def_ids` maps id -> def name.
 
     The cyclic GC is paused meanwhile: the walk allocates big temporary lists (no cycles),
@@ -197,84 +487,82 @@ def find_groups(variables, namespace, def_ids, budget_s=5.0, max_objects=20_000_
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _find_groups(variables, namespace, def_ids, budget_s, max_objects)
+        return _find_groups(variables, namespace, def_ids, max_objects)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _find_groups(variables, namespace, def_ids, budget_s, max_objects):
+def _find_groups(variables, namespace, def_ids, max_objects):
+    start = time.perf_counter()
     names = list(variables)
     n = len(names)
-    start = time.perf_counter()
     if n <= 1:
         return Grouping([names] if names else [], 0, 0.0, None)
-    uf = _UnionFind(n)
-    owner = {}  # id(object) -> index of the first variable that reached it
-    stop = _stop_ids(namespace)
-    def_keys = set(def_ids)
-    def_owner = {}  # id(def) -> variable index that owns it (its top-level name)
-    edges = []  # (variable index, id(def)) : variable i refers to a def by name
-    unique_seen = 0  # objects walked through without recording them (see below)
-    truncated = None
-    deadline = start + budget_s
-    unfinished_from = None
+    w = _Walk(variables, namespace, def_ids, max_objects)
+    atomic_owner = {}  # id -> variable index, for long atomic values bound twice
+    paused = {}  # variable index -> objects left when it proved large
+    objs, labs = [], []
+    truncated = unwalked = None
     for i, name in enumerate(names):
         root = variables[name]
         rid = id(root)
-        if rid in owner:
-            uf.union(i, owner[rid])
+        if type(root) in ATOMIC:
+            if type(root) is bytes and w.ndarray is not None and rid not in w.owner:
+                w.owner[rid] = i  # arrays may expose these bytes (np.frombuffer)
+                w.multi[rid] = root
+            elif rid in w.owner:
+                w.uf.union(i, w.owner[rid])
+            elif isinstance(root, (str, bytes)) and len(root) >= _SHARED_ATOMIC:
+                w.uf.union(i, atomic_owner.setdefault(rid, i))
             continue
-        owner[rid] = i
-        if rid in def_keys:
-            def_owner.setdefault(rid, i)
-        frontier = [root]
-        while frontier:
-            if len(owner) + unique_seen > max_objects or time.perf_counter() > deadline:
-                truncated = (f"the grouping walk stopped after {len(owner) + unique_seen:,} "
-                             f"objects and {time.perf_counter() - start:.1f} s; variables from "
-                             f"{name!r} on were saved as one group with everything before")
-                unfinished_from = i
-                break
-            out = _children(frontier, namespace)
-            # An object whose only reference is the container we came from cannot be reached
-            # again from anywhere: descend into it without recording it. (refcount 3 = that
-            # container + the `out` list + getrefcount's argument.) In big data (lists of
-            # dicts, instances) that is most objects, and it skips all the id bookkeeping.
-            alone = list(map(_ALONE.__eq__, map(sys.getrefcount, out)))
-            frontier = list(itertools.compress(out, alone))
-            unique_seen += len(frontier)
-            out = list(itertools.compress(out, map(operator.not_, alone)))
-            if not out:
-                continue
-            byid = dict(zip(map(id, out), out))
-            # Every test below iterates over this level's ids only (never over `owner`, which
-            # grows with the namespace): C-level filter/filterfalse, no set ops on dict views.
-            ids = list(itertools.filterfalse(stop.__contains__, byid))
-            if def_keys:
-                hits = [d for d in def_keys if d in byid and d != rid]
-                if hits:  # defs are referred to by name: an edge, not a union
-                    edges.extend((i, d) for d in hits)
-                    ids = list(itertools.filterfalse(def_keys.__contains__, ids))
-            seen = set(map(owner.__getitem__, filter(owner.__contains__, ids)))
-            seen.discard(i)
-            for other in seen:
-                uf.union(i, other)
-            new = list(itertools.filterfalse(owner.__contains__, ids))
-            owner.update(dict.fromkeys(new, i))
-            frontier.extend(map(byid.__getitem__, new))
-        if unfinished_from is not None:
-            break
-    if unfinished_from is not None:
+        if rid in w.owner:
+            w.uf.union(i, w.owner[rid])
+            continue
+        w.owner[rid] = i
+        w.multi[rid] = root
+        if rid in w.def_keys:
+            w.def_owner.setdefault(rid, i)
+        if _estimate(root) > _PAUSE:
+            paused[i] = [root]
+        else:
+            objs.append(root)
+            labs.append(i)
+    root = None  # no reference of ours left for closed_except to see
+    try:
+        aside = w.run(objs, labs, pause=not paused)
+        objs = labs = None
+        if aside is not None:
+            paused[aside[0]] = aside[1]
+            aside = None
+        if paused:
+            # Keep the widest paused variable for last; walk the others to the end.
+            last = max(paused, key=lambda k: (_estimate(variables[names[k]]),
+                                              len(paused[k]), -k))
+            rest = [k for k in paused if k != last]
+            w.run([o for k in rest for o in paused[k]],
+                  [k for k in rest for _ in paused[k]])
+            for k in rest:
+                del paused[k]
+            if w.closed_except(last, variables):
+                unwalked = names[last]
+            else:
+                left = paused.pop(last)
+                w.run(left, [last] * len(left))
+            paused.clear()
+    except _TooMany:
+        truncated = (f"the grouping walk stopped after {w.expanded:,} objects (its budget); "
+                     "every variable was saved in one group, so aliasing is kept")
         for j in range(1, n):
-            uf.union(0, j)
-    else:
-        _merge_def_cycles(uf, n, edges, def_owner)
+            w.uf.union(0, j)
+    if truncated is None:
+        w.unite_overlapping_arrays(variables)
+        _merge_def_cycles(w.uf, n, w.edges, w.def_owner)
     groups = {}
     for i, name in enumerate(names):
-        groups.setdefault(uf.find(i), []).append(name)
-    return Grouping(list(groups.values()), len(owner) + unique_seen,
-                    time.perf_counter() - start, truncated)
+        groups.setdefault(w.uf.find(i), []).append(name)
+    return Grouping(list(groups.values()), w.expanded, time.perf_counter() - start,
+                    truncated, unwalked)
 
 
 def _merge_def_cycles(uf, n, edges, def_owner):

@@ -1,6 +1,6 @@
 """The two picklers a group is tried with: cloudpickle first, dill if cloudpickle raises.
 
-Both get the same two changes, made in `reducer_override` (called before any type-specific
+Both get the same changes, made in `reducer_override` (called before any type-specific
 saver, in the C pickler that cloudpickle subclasses and in the pure-Python one dill uses):
 1. A notebook function/class bound to a top-level name that belongs to ANOTHER group is
    written as `elastic_lite._rebuild.ref(name)`: one object after restore, whichever records
@@ -9,13 +9,31 @@ saver, in the C pickler that cloudpickle subclasses and in the pure-Python one d
    attributes + closure, WITHOUT its globals, and rebuilt with the live namespace as globals
    (`_rebuild.make_function`). cloudpickle would copy the globals it uses into a private dict
    and dill may copy all of `__main__`; both break `scale = 100` after restore.
+3. A notebook class is rebuilt by `_rebuild.make_class`: cloudpickle's skeleton, plus what
+   cloudpickle leaves out of the class statement (`__slots__`: without it a slotted class or
+   a namedtuple comes back with a `__dict__` per instance) and a way through a base's
+   `__init_subclass__` that wanted keyword arguments nobody recorded (reported on restore).
+4. A numpy view whose memory owner is held by something else too (another variable, another
+   view, an earlier object of the record) is written as (owner, offset, shape, strides,
+   dtype): after restore it is again a view of the restored owner, so writes go through. A
+   lone view is left to numpy (a compact copy, nothing to share). Arrays inside pandas
+   objects are never turned into views: pandas (Copy-on-Write) tracks sharing between its
+   objects with references pickle cannot carry, so shared memory there would let a write to
+   one DataFrame show in another. numpy is never imported here: only what `sys.modules`
+   already holds is looked at.
+
+One CloudPickler serves a whole snapshot (`begin_group` clears its memo between records);
+its dispatch table is a plain dict handed to the C pickler before it reads the attribute
+(cloudpickle's ChainMap costs a Python `__getitem__` and two caught KeyErrors per instance).
 
 Protocol 5 everywhere (the C core validates protocols 0-5).
 """
 
 import copyreg
+import io
 import pickle
 import re
+import sys
 import threading
 import types
 
@@ -23,7 +41,7 @@ import cloudpickle
 import dill
 
 from . import _rebuild
-from ._groups import LRU_WRAPPER
+from ._groups import LRU_WRAPPER, memory_owner, numpy_ndarray
 
 PROTOCOL = 5
 
@@ -84,62 +102,201 @@ def _is_notebook_lru(obj, namespace):
         types.FunctionType and obj.__wrapped__.__globals__ is namespace
 
 
+# -- classes ------------------------------------------------------------------------------
+
+_cp = cloudpickle.cloudpickle
+_cp_class_reduce = getattr(_cp, "_class_reduce", None)
+_cp_make_skeleton_class = getattr(_cp, "_make_skeleton_class", None)
+
+
+_NAMED_TUPLE = getattr(sys.modules.get("typing"), "NamedTuple", None)  # makes its own slots
+
+
+def _slot_names(cls, slots):
+    names = [slots] if isinstance(slots, str) else list(slots)
+    owner = cls.__name__.lstrip("_")
+    return [f"_{owner}{n}" if n.startswith("__") and not n.endswith("__") and owner else n
+            for n in names]
+
+
+def _class_reduce(cls):
+    """cloudpickle's reduction of a class defined in the notebook, made faithful: the class
+    statement gets its `__slots__` back (so the slots exist again, and instances have no
+    `__dict__` when they had none), and `_rebuild.make_class` builds it."""
+    rv = _cp_class_reduce(cls) if _cp_class_reduce is not None else NotImplemented
+    if type(rv) is not tuple or rv[0] is not _cp_make_skeleton_class:
+        return rv  # by reference, an enum, a builtin type: cloudpickle's answer is right
+    args = list(rv[1])
+    slots = cls.__dict__.get("__slots__")
+    if slots is not None and not any(b is _NAMED_TUPLE for b in args[2]):
+        type_kwargs = dict(args[3])
+        type_kwargs["__slots__"] = slots
+        args[3] = type_kwargs
+        clsdict, slotstate = rv[2]
+        for name in _slot_names(cls, slots):  # member descriptors: type() makes them again
+            clsdict.pop(name, None)
+        rv = (rv[0], rv[1], (clsdict, slotstate)) + rv[3:]
+    return (_rebuild.make_class, tuple(args)) + rv[2:]
+
+
+# -- numpy views ------------------------------------------------------------------------
+
+def _refs_beyond(obj, own):
+    """References to `obj` beyond the `own` ones the caller holds (its locals, a list)."""
+    return sys.getrefcount(obj) - 2 - own  # this frame's argument + getrefcount's
+
+
+def _array_view_reduce(arr, ndarray):
+    """Reduce `arr` (exactly an ndarray) to `_rebuild.array_view(owner, ...)` when it is a
+    view whose memory owner is shared; None to let numpy pickle it (a compact copy)."""
+    base = arr.base
+    if base is None or arr.dtype.hasobject:
+        return None
+    owner = memory_owner(arr, ndarray)
+    if owner is arr:
+        return None
+    if type(owner) is ndarray:
+        if owner.dtype.hasobject or not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+            return None
+        start = owner.__array_interface__["data"][0]
+    elif type(owner) in (bytes, bytearray):
+        np = sys.modules["numpy"]
+        start = np.frombuffer(owner, dtype=np.uint8).__array_interface__["data"][0] \
+            if len(owner) else 0
+    else:
+        return None  # memory of an mmap, a ctypes buffer...: numpy's copy
+    # Shared? The owner (or the memoryview between) is held by more than this view's chain.
+    # `base` and `owner` are two locals of ours: -1 each when they are the same object.
+    if base is owner:
+        shared = _refs_beyond(owner, 2) > 1
+    else:
+        shared = _refs_beyond(owner, 1) > 1 or _refs_beyond(base, 1) > 1
+    if not shared:
+        return None
+    offset = arr.__array_interface__["data"][0] - start
+    return (_rebuild.array_view,
+            (owner, offset, arr.shape, arr.strides, arr.dtype, bool(arr.flags.writeable)))
+
+
+def _mark_arrays(value, ndarray, marks, depth=6, budget=None):
+    """Add the id of every ndarray found in `value` (through builtin containers, a few
+    levels deep) to `marks`: these are pickled as numpy copies, never as views."""
+    budget = [10_000] if budget is None else budget
+    t = type(value)
+    if t is ndarray:
+        marks.add(id(value))
+    elif depth and budget[0] > 0 and t in (tuple, list, dict):
+        items = value.values() if t is dict else value
+        budget[0] -= len(value)
+        for item in items:
+            _mark_arrays(item, ndarray, marks, depth - 1, budget)
+
+
+_PLAIN, _CLASS, _FUNCTION, _LRU, _ARRAY, _NO_VIEWS = range(6)
+_NO_VIEW_PACKAGES = ("pandas",)
+
+
+def _action(t, ndarray):
+    """What reducer_override does with objects of type `t` (decided once per type)."""
+    try:
+        if issubclass(t, type):
+            return _CLASS
+    except TypeError:
+        return _PLAIN
+    if t is types.FunctionType:
+        return _FUNCTION
+    if t is LRU_WRAPPER:
+        return _LRU
+    if ndarray is not None:
+        if t is ndarray:
+            return _ARRAY
+        mod = getattr(t, "__module__", None)
+        if isinstance(mod, str) and mod.split(".", 1)[0] in _NO_VIEW_PACKAGES:
+            return _NO_VIEWS
+    return _PLAIN
+
+
+# -- the picklers ---------------------------------------------------------------------------
+
 class _Policy:
-    """Shared decision of both picklers; `namespace` and `refs` are set per group."""
+    """Shared decision of both picklers; `begin_group` sets what changes per record."""
 
     def _el_init(self, namespace, refs):
         self._el_namespace = namespace
         self._el_refs = refs  # id(def) -> top-level name, for defs of other groups
+        self._el_ndarray = numpy_ndarray()
+        self._el_no_views = set()  # ids of arrays pickled as copies (inside pandas objects)
+        self._el_actions = {}
 
-    def _el_reduce(self, obj):
+    def begin_group(self, refs):
+        """Ready for the next record: empty memo, the refs of that group."""
+        self.clear_memo()
+        self._el_refs = refs
+        self._el_no_views = set()
+        self._el_ndarray = numpy_ndarray()  # the notebook may have imported numpy meanwhile
+        self._el_actions = {}
+
+    def _el_override(self, obj):
+        t = type(obj)
+        action = self._el_actions.get(t)
+        if action is None:
+            action = self._el_actions[t] = _action(t, self._el_ndarray)
+        if action is _PLAIN:
+            return NotImplemented
+        if action is _ARRAY:
+            if id(obj) in self._el_no_views:
+                return NotImplemented
+            rv = _array_view_reduce(obj, self._el_ndarray)
+            return NotImplemented if rv is None else rv
+        if action is _NO_VIEWS:
+            reduce = self.dispatch_table.get(t) if isinstance(
+                getattr(self, "dispatch_table", None), dict) else None
+            rv = reduce(obj) if reduce is not None else obj.__reduce_ex__(self.proto)
+            if type(rv) is tuple:
+                _mark_arrays(rv[1:], self._el_ndarray, self._el_no_views)
+            return rv
         name = self._el_refs.get(id(obj))
         if name is not None:
             return (_rebuild.ref, (name,))
-        if type(obj) is types.FunctionType and obj.__globals__ is self._el_namespace:
-            return _function_reduce(obj)
-        if type(obj) is _RLOCK_TYPE:  # only dill reaches here: cloudpickle refuses locks
-            return _rlock_reduce(obj)
+        if action is _CLASS:
+            return self._el_class(obj)
+        if action is _FUNCTION:
+            if obj.__globals__ is self._el_namespace:
+                return _function_reduce(obj)
+            return self._el_function(obj)
+        if action is _LRU and _is_notebook_lru(obj, self._el_namespace):
+            return _lru_reduce(obj)
         return NotImplemented
-
-
-_cp_class_reduce = getattr(cloudpickle.cloudpickle, "_class_reduce", None)
 
 
 class CloudPickler(_Policy, cloudpickle.Pickler):
-    """cloudpickle, plus our two rules, with its per-object Python overhead trimmed: one
-    `reducer_override` call per non-builtin object instead of three, and a plain dict as the
-    dispatch table (cloudpickle's ChainMap costs a Python `__getitem__` with two caught
-    KeyErrors for every instance pickled)."""
+    """cloudpickle, plus our rules, with its per-object Python overhead trimmed: one
+    `reducer_override` call per non-builtin object (decided per type), and a plain dict as
+    the dispatch table."""
 
     def __init__(self, file, namespace, refs):
-        cloudpickle.Pickler.__init__(self, file, protocol=PROTOCOL)
-        self._el_init(namespace, refs)
+        # The C pickler reads `dispatch_table` once, in its __init__: it must be there before.
         table = dict(copyreg.dispatch_table)  # read now: copyreg.pickle() may add later
         table.update(cloudpickle.Pickler._dispatch_table)
         self.dispatch_table = table
+        cloudpickle.Pickler.__init__(self, file, protocol=PROTOCOL)
+        self._el_init(namespace, refs)
 
-    def reducer_override(self, obj):
-        if isinstance(obj, type):
-            name = self._el_refs.get(id(obj))
-            if name is not None:
-                return (_rebuild.ref, (name,))
-            if _cp_class_reduce is not None:
-                return _cp_class_reduce(obj)
-            return cloudpickle.Pickler.reducer_override(self, obj)
-        if type(obj) is types.FunctionType:
-            name = self._el_refs.get(id(obj))
-            if name is not None:
-                return (_rebuild.ref, (name,))
-            if obj.__globals__ is self._el_namespace:
-                return _function_reduce(obj)
-            return cloudpickle.Pickler.reducer_override(self, obj)
-        if type(obj) is LRU_WRAPPER:
-            name = self._el_refs.get(id(obj))
-            if name is not None:
-                return (_rebuild.ref, (name,))
-            if _is_notebook_lru(obj, self._el_namespace):
-                return _lru_reduce(obj)
-        return NotImplemented
+    def begin_group(self, refs):
+        _Policy.begin_group(self, refs)
+        self.globals_ref = {}  # cloudpickle's per-dump sharing of non-notebook globals
+
+    def _el_class(self, obj):
+        if obj.__module__ in ("__main__", self._el_namespace.get("__name__", "__main__")):
+            return _class_reduce(obj)
+        if _cp_class_reduce is not None:
+            return _cp_class_reduce(obj)
+        return cloudpickle.Pickler.reducer_override(self, obj)
+
+    def _el_function(self, obj):
+        return cloudpickle.Pickler.reducer_override(self, obj)
+
+    reducer_override = _Policy._el_override
 
 
 class DillPickler(_Policy, dill.Pickler):
@@ -147,8 +304,38 @@ class DillPickler(_Policy, dill.Pickler):
         dill.Pickler.__init__(self, file, protocol=PROTOCOL)
         self._el_init(namespace, refs)
 
+    def _el_class(self, obj):
+        return NotImplemented  # dill keeps slots and class details itself
+
+    def _el_function(self, obj):
+        return NotImplemented
+
     def reducer_override(self, obj):
-        return self._el_reduce(obj)
+        if type(obj) is _RLOCK_TYPE:  # only dill reaches here: cloudpickle refuses locks
+            return _rlock_reduce(obj)
+        return self._el_override(obj)
+
+
+class Sink:
+    """The file a pickler writes into: the core's writer, fed anything with the buffer
+    protocol. At protocol 5 the C pickler hands large payloads over as they are — bytes,
+    bytearray, or a `PickleBuffer` (numpy arrays): those pass as a flat memoryview (no copy
+    here; the writer copies once into the core)."""
+
+    __slots__ = ("write",)
+
+    def __init__(self, writer):
+        raw = writer.write
+        picklebuffer = pickle.PickleBuffer
+
+        def write(buf):
+            t = type(buf)
+            if t is bytes:
+                return raw(buf)
+            if t is picklebuffer:
+                return raw(buf.raw())  # 1-D bytes view of a C- or Fortran-contiguous buffer
+            return raw(memoryview(buf).cast("B"))
+        self.write = write
 
 
 def load(serializer, payload):
@@ -168,7 +355,6 @@ class _PlainUnpickler(pickle.Unpickler):
 
 
 def load_plain(payload):
-    import io
     return _PlainUnpickler(io.BytesIO(payload)).load()
 
 

@@ -1,9 +1,10 @@
 """Load-time helpers that checkpoint pickles call by name.
 
 Every pickle Elastic Lite writes may contain GLOBAL references to the functions below
-(`elastic_lite._rebuild.make_function`, `...function_setstate`, `...ref`). They are the only
-code of ours that unpickling runs, so they are kept small, stable and free of side effects
-beyond what restore needs. Renaming any of them breaks old checkpoints.
+(`elastic_lite._rebuild.make_function`, `...function_setstate`, `...ref`, `...make_class`,
+`...array_view`, `...make_lru_cache`, `...make_rlock`). They are the only code of ours that
+unpickling runs, so they are kept small, stable and free of side effects beyond what
+restore needs. Renaming any of them breaks old checkpoints.
 
 Two ideas live here:
 - Notebook functions are rebuilt with the LIVE namespace as their globals (the dict the
@@ -21,11 +22,19 @@ _state = threading.local()
 
 
 class RestoreContext:
-    """What a running restore exposes to the helpers: the target namespace and a resolver."""
+    """What a running restore exposes to the helpers: the target namespace, a resolver, and
+    the warnings they raise (things rebuilt, but not exactly as they were)."""
 
     def __init__(self, namespace, resolve):
         self.namespace = namespace
         self.resolve = resolve  # name -> object; loads the record defining it on demand
+        self.warnings = []
+
+
+def _warn(message):
+    ctx = getattr(_state, "ctx", None)
+    if ctx is not None:
+        ctx.warnings.append(message)
 
 
 def current():
@@ -75,6 +84,52 @@ def function_setstate(func, state):
         setattr(func, key, value)
     if fdict:
         func.__dict__.update(fdict)
+
+
+def _skip_init_subclass(cls, **kwargs):
+    pass
+
+
+def make_class(type_constructor, name, bases, type_kwargs, tracker_id, extra):
+    """A notebook class, as cloudpickle's skeleton builds it (its state comes after), but
+    made by the class statement it had: `type_kwargs` carries `__slots__` too.
+
+    A base's `__init_subclass__` runs again here, without the keyword arguments the class
+    statement once passed it (Python keeps them nowhere). If it refuses to run without them,
+    the class is built with that hook skipped, which is reported: what the hook stored on
+    the class comes back with the class's state, anything else it did does not."""
+    from cloudpickle import cloudpickle as cp
+    try:
+        return cp._make_skeleton_class(type_constructor, name, bases, type_kwargs,
+                                       tracker_id, extra)
+    except TypeError as exc:
+        why = str(exc)
+        owner = next((k for b in bases if isinstance(b, type) for k in b.__mro__
+                      if "__init_subclass__" in k.__dict__ and k is not object), None)
+        if owner is None:
+            raise
+        hook = owner.__dict__["__init_subclass__"]
+        owner.__init_subclass__ = classmethod(_skip_init_subclass)
+        try:
+            cls = cp._make_skeleton_class(type_constructor, name, bases, type_kwargs,
+                                          tracker_id, extra)
+        finally:
+            owner.__init_subclass__ = hook
+    _warn(f"class {name} was not rebuilt faithfully: {owner.__qualname__}.__init_subclass__ "
+          f"needs the keyword arguments of the original class statement ({why}), which are "
+          "not recorded anywhere; it was skipped. Attributes it set on the class are "
+          "restored, other effects (a registry, a check) are not")
+    return cls
+
+
+def array_view(owner, offset, shape, strides, dtype, writeable):
+    """A numpy array that is a view of `owner` (a restored array, bytes or bytearray):
+    reads and writes go through to it, as they did before the checkpoint."""
+    import numpy
+    arr = numpy.ndarray(shape, dtype=dtype, buffer=owner, offset=offset, strides=strides)
+    if not writeable and arr.flags.writeable:
+        arr.flags.writeable = False
+    return arr
 
 
 def make_lru_cache(func, maxsize, typed):

@@ -2,7 +2,8 @@
 
 1. The C core inspects the container: header, index, CRC32C of every record, and a walk of
    every pickle stream (opcodes, frames, memo, STOP). Nothing is unpickled before that.
-2. Module bindings from the manifest are re-imported under their names.
+2. Module bindings from the manifest are re-imported under their names. A target namespace
+   without `__builtins__` (a plain dict) gets the builtins module first.
 3. Every good record is unpickled on its own and its names are put into the namespace at
    once. A record that refers to a notebook function/class of another record
    (`_rebuild.ref`) loads that record first (once). A bad record, or one that needs a bad
@@ -13,6 +14,7 @@
    Not a sandbox (see _trust.py): it stops the direct attack of a hostile checkpoint file.
 """
 
+import builtins
 import gc
 import importlib
 import time
@@ -63,6 +65,8 @@ def load_snapshot(data, namespace=None, trust=False):
     t0 = time.perf_counter()
     data = _as_bytes(data)
     ns = default_namespace() if namespace is None else namespace
+    if "__builtins__" not in ns:  # a fresh dict: restored functions look builtins up here
+        ns["__builtins__"] = builtins
     report = RestoreReport()
     info = _core.inspect(data, validate=True)
     report.inspection = info
@@ -169,7 +173,8 @@ def load_snapshot(data, namespace=None, trust=False):
                                 kind="needs", code="needs-record")
         return restored[name]
 
-    prev = _rebuild.push(_rebuild.RestoreContext(ns, resolve))
+    ctx = _rebuild.RestoreContext(ns, resolve)
+    prev = _rebuild.push(ctx)
     # Unpickling allocates many objects and no garbage: automatic collections would only
     # rescan the growing heap again and again (very visible in Pyodide). Paused meanwhile.
     gc_was_enabled = gc.isenabled()
@@ -185,6 +190,7 @@ def load_snapshot(data, namespace=None, trust=False):
         _rebuild.pop(prev)
         if gc_was_enabled:
             gc.enable()
+    report.warnings.extend(ctx.warnings)
     report.restored = [n for rec in data_records if state.get(rec["index"]) == "done"
                        for n in rec.get("names") or []]
     report.ms = (time.perf_counter() - t0) * 1000.0

@@ -15,14 +15,14 @@ import time
 from . import _core
 from ._capture import capture, default_namespace
 from ._groups import find_groups, is_notebook_def
-from ._pickling import CloudPickler, DillPickler, dump_plain
+from ._pickling import CloudPickler, DillPickler, Sink, dump_plain
 from ._report import GroupReport, Snapshot, type_name
 from ._version import __version__
 
 MANIFEST = "__elastic_lite_manifest__"
 MANIFEST_VERSION = 1
 
-_ATTEMPTS = (("cloudpickle", CloudPickler), ("dill", DillPickler))
+_SERIALIZERS = ("cloudpickle", "dill")
 
 
 def _reason(exc):
@@ -30,7 +30,30 @@ def _reason(exc):
     return f"{type(exc).__name__}: {msg[0] if msg else ''}".rstrip(": ")
 
 
-def _write_group(writer, names, variables, namespace, defs):
+class _Picklers:
+    """One CloudPickler for the whole snapshot (a new one only after a failure, whose
+    half-done state we do not trust); dill's pickler is made when a group needs it."""
+
+    def __init__(self, writer, namespace):
+        self.sink = Sink(writer)
+        self.namespace = namespace
+        self.cloud = None
+
+    def get(self, serializer, refs):
+        if serializer == "dill":
+            return DillPickler(self.sink, self.namespace, refs)
+        if self.cloud is None:
+            self.cloud = CloudPickler(self.sink, self.namespace, refs)
+        else:
+            self.cloud.begin_group(refs)
+        return self.cloud
+
+    def failed(self, serializer):
+        if serializer == "cloudpickle":
+            self.cloud = None
+
+
+def _write_group(writer, picklers, names, variables, defs):
     """Write one group; returns (GroupReport or None, [skipped entries])."""
     own = set(names)
     refs = {i: n for i, n in defs.items() if n not in own}
@@ -38,11 +61,12 @@ def _write_group(writer, names, variables, namespace, defs):
     failures = []
     rewound = 0
     t0 = time.perf_counter()
-    for serializer, pickler_class in _ATTEMPTS:
+    for serializer in _SERIALIZERS:
         writer.begin_record(names)
         try:
-            pickler_class(writer, namespace, refs).dump(values)
+            picklers.get(serializer, refs).dump(values)
         except Exception as exc:  # any failure of a serializer is a reason to try the next
+            picklers.failed(serializer)
             rewound += writer.record_bytes
             writer.abort_record()
             failures.append(f"{serializer}: {_reason(exc)}")
@@ -80,16 +104,18 @@ def snapshot(namespace=None, names=None, progress=None):
                           python=platform.python_version(),
                           created_ms=int(time.time() * 1000))
     groups, skipped = [], list(cap.skipped)
+    picklers = _Picklers(writer, ns)
     try:
         total = len(grouping.groups)
         for done, group in enumerate(grouping.groups):
             if progress is not None:
                 progress(done, total, list(group))
-            report, failed = _write_group(writer, group, cap.variables, ns, defs)
+            report, failed = _write_group(writer, picklers, group, cap.variables, defs)
             if report is None and len(group) > 1:
                 # Split: save what can be saved, each variable alone.
                 for name in group:
-                    single, single_failed = _write_group(writer, [name], cap.variables, ns, defs)
+                    single, single_failed = _write_group(writer, picklers, [name], cap.variables,
+                                                         defs)
                     if single is not None:
                         single.note = (f"saved alone: its group {group} failed as a whole, "
                                        "so aliasing with the others is not kept")
@@ -113,6 +139,7 @@ def snapshot(namespace=None, names=None, progress=None):
         writer.end_record("pickle")
         data = writer.finish()
     finally:
+        picklers.cloud = None
         writer.free()
     return Snapshot(data=data, groups=groups, skipped=skipped, modules=cap.modules,
                     walk=grouping, ms=(time.perf_counter() - t_start) * 1000.0)

@@ -70,11 +70,64 @@ other = [shared]
 
 
 def test_budget_stops_the_walk_safely(nb):
-    ns = nb("a = [[i] for i in range(200000)]\nb = [[i] for i in range(10)]\nc = [1]")
+    # Two large variables: one of them must be walked, and that exceeds the budget.
+    ns = nb("a = [[i] for i in range(200000)]\nb = [[i] for i in range(100000)]\nc = [1]")
     variables = {k: v for k, v in ns.items() if not k.startswith("_")}
     grouping = find_groups(variables, ns, {}, max_objects=1000)
     assert grouping.truncated and "stopped" in grouping.truncated
     assert grouping.groups == [["a", "b", "c"]]
+
+
+def test_budget_is_objects_not_time(nb):
+    # The same namespace groups the same way every time, whatever the machine is doing.
+    ns = nb("a = [[i] for i in range(30000)]\nb = [[i] for i in range(20000)]\nb.append(a[7])")
+    variables = {k: v for k, v in ns.items() if not k.startswith("_")}
+    results = {tuple(map(tuple, find_groups(variables, ns, {}).groups)) for _ in range(3)}
+    assert results == {(("a", "b"),)}
+
+
+def test_largest_variable_is_not_walked_when_the_others_are_closed(nb):
+    ns = nb("big = [{'k': [i]} for i in range(50000)]\nsmall = [[1], {'x': 2}]\nn = 3")
+    grouping = find_groups(capture(ns).variables, ns, {})
+    assert grouping.unwalked == "big" and grouping.objects < 100
+    assert sorted(grouping.groups) == [["big"], ["n"], ["small"]]
+
+
+def test_a_small_variable_inside_the_largest_one_is_found(nb):
+    # `inner` is held by `big` too: its refcount betrays a referrer the walk did not follow,
+    # so the largest variable is walked after all and the two are grouped.
+    ns = nb("big = [{'k': [i]} for i in range(50000)]\ninner = big[40000]['k']\nother = [5]")
+    grouping = find_groups(capture(ns).variables, ns, {})
+    assert grouping.unwalked is None
+    assert sorted(map(sorted, grouping.groups)) == [["big", "inner"], ["other"]]
+
+
+def test_an_object_deep_in_a_small_variable_shared_with_the_largest(nb):
+    ns = nb("shared = {'deep': [1, 2]}\nbig = [[i] for i in range(50000)] + [shared['deep']]\n"
+            "holder = [shared]\ndel shared")
+    grouping = find_groups(capture(ns).variables, ns, {})
+    assert sorted(map(sorted, grouping.groups)) == [["big", "holder"]]
+
+
+def test_a_reference_from_outside_the_namespace_forces_the_full_walk(nb):
+    # Like IPython's Out history: a referrer the walk cannot see. The result stays right.
+    ns = nb("big = [[i] for i in range(50000)]\nsmall = [[1]]\n")
+    keep_alive = [ns["small"][0]]
+    grouping = find_groups(capture(ns).variables, ns, {})
+    assert grouping.unwalked is None and sorted(grouping.groups) == [["big"], ["small"]]
+    assert keep_alive
+
+
+def test_containers_of_atomic_values_cost_no_bookkeeping(nb):
+    ns = nb("nums = list(range(100000))\ntable = {i: i * 2 for i in range(50000)}\nx = [1]")
+    grouping = find_groups(capture(ns).variables, ns, {})
+    assert grouping.objects == 0 and sorted(grouping.groups) == [["nums"], ["table"], ["x"]]
+
+
+def test_long_atomic_values_bound_twice_are_one_group(nb):
+    ns = nb("blob = b'x' * 100000\nsame = blob\nshort = 'ab'\nalso_short = short")
+    groups = sorted(map(sorted, find_groups(capture(ns).variables, ns, {}).groups))
+    assert groups == [["also_short"], ["blob", "same"], ["short"]]
 
 
 def test_shared_empty_tuple_is_not_aliasing(nb):
