@@ -1,12 +1,38 @@
 // What every command gets: its parsed options, the store, and output helpers that respect
 // --json (machine-readable stdout; human text only in non-JSON mode; warnings on stderr).
+import fs from 'node:fs';
 import path from 'node:path';
-import { DirectoryStore } from '../store/directory.mjs';
+import { DirectoryStore, nameToStem } from '../store/directory.mjs';
+import { CliError, EXIT, usageError } from './errors.mjs';
 
 export const DEFAULT_STORE = '.elastic-lite';
 
 /** Whether this run already printed its JSON document (so an error does not print a second). */
 export const jsonState = { emitted: false };
+
+/**
+ * A --store DIR that can never work (it is a file, or lies under one) is a command-line
+ * mistake: one sentence, exit 2, before anything else happens. A DIR that does not exist yet
+ * is fine (the store creates it on the first save).
+ */
+export function checkStoreDir(dir, given) {
+  for (let p = dir; ; p = path.dirname(p)) {
+    let st = null;
+    try { st = fs.statSync(p); } catch (err) {
+      // ENOTDIR: something above is a file; the loop reaches it and says so
+      if (err.code !== 'ENOENT' && err.code !== 'ENOTDIR') {
+        throw new CliError(`--store ${given}: cannot use ${p} (${err.code ?? err.message}).`, EXIT.USAGE);
+      }
+    }
+    if (st) {
+      if (st.isDirectory()) return;
+      throw new CliError(p === dir
+        ? `--store ${given} is a file, not a directory; pass --store DIR with a directory.`
+        : `--store ${given} cannot be created: ${p} is a file, not a directory.`, EXIT.USAGE);
+    }
+    if (path.dirname(p) === p) return;
+  }
+}
 
 export function makeContext(values, positionals, { stdout = process.stdout, stderr = process.stderr } = {}) {
   const storeDir = path.resolve(values.store ?? DEFAULT_STORE);
@@ -16,10 +42,22 @@ export function makeContext(values, positionals, { stdout = process.stdout, stde
     positionals,
     json: !!values.json,
     storeDir,
-    /** The DirectoryStore of --store, created on first use. */
-    store() {
-      store ??= new DirectoryStore(storeDir);
+    /** The DirectoryStore of --store, created on first use (options: DirectoryStore's). */
+    store(options) {
+      if (!store) {
+        checkStoreDir(storeDir, values.store ?? DEFAULT_STORE);
+        store = new DirectoryStore(storeDir, options);
+      }
       return store;
+    },
+    /** A checkpoint name this store can hold, else exit 2 with the store's reason. */
+    checkName(name) {
+      try {
+        nameToStem(name);
+      } catch (err) {
+        throw usageError(err.message);
+      }
+      return name;
     },
     /** Human-readable output (suppressed under --json). */
     say(text = '') { if (!values.json) stdout.write(text.endsWith('\n') ? text : `${text}\n`); },

@@ -114,8 +114,6 @@ function report(err, argv) {
   let message = err && err.message ? err.message : String(err);
   if (err instanceof CliError) {
     code = err.exitCode;
-  } else if (/^Invalid checkpoint name/.test(message)) {
-    code = EXIT.USAGE; // a store refused the name: the user typed it
   } else if (!debug) {
     message += ' (run with --debug for details)';
   }

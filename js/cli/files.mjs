@@ -12,7 +12,9 @@ export async function writeFileAtomic(file, data) {
     await fs.rename(tmp, file);
   } catch (err) {
     await fs.rm(tmp, { force: true });
-    const code = err.code === 'ENOENT' ? EXIT.NOT_FOUND : EXIT.ENV;
+    // A target the user chose badly is their fix (2, 3); a full or failing disk is not (4).
+    const code = err.code === 'ENOENT' ? EXIT.NOT_FOUND
+      : ['EACCES', 'EPERM', 'EROFS', 'EISDIR', 'ENOTDIR'].includes(err.code) ? EXIT.USAGE : EXIT.ENV;
     throw new CliError(`cannot write ${file}: ${err.message}`, code);
   }
 }

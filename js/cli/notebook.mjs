@@ -1,16 +1,14 @@
 // Reads the code cells of a Jupyter notebook (.ipynb, nbformat 4) for `elastic-lite run`.
 //
-// The CLI runs plain Python in Pyodide, without IPython: lines that are IPython syntax
-// (`%magic`, `!shell`) and cells that are cell magics (`%%time`) cannot run, so they are
-// turned into comments and reported as warnings instead of failing the whole notebook.
+// The cells are returned as written: IPython syntax in them (`%time x = f()`, `%matplotlib`,
+// `!pip`, `%%time`) is elastic_lite.host.run_cell's business (it runs the statement of the
+// timing magics and skips the rest with a warning naming the line).
 import fs from 'node:fs/promises';
 import { CliError, EXIT } from './errors.mjs';
 
-const MAGIC_LINE = /^\s*[%!]/;
-
 /**
  * @returns {Promise<{ cells: { number: number, index: number, source: string }[],
- *                     warnings: string[], language: string|null }>}
+ *                     language: string|null }>}
  *   number: the cell's 1-based position among ALL cells (what a person sees in the notebook)
  */
 export async function readNotebook(file) {
@@ -37,22 +35,10 @@ export async function readNotebook(file) {
     throw new CliError(`${file}: the notebook's language is ${language}; elastic-lite runs Python notebooks.`);
   }
   const cells = [];
-  const warnings = [];
   nb.cells.forEach((cell, index) => {
     if (!cell || cell.cell_type !== 'code') return;
-    const number = index + 1;
-    const raw = Array.isArray(cell.source) ? cell.source.join('') : String(cell.source ?? '');
-    if (/^\s*%%/.test(raw)) {
-      warnings.push(`cell ${number}: skipped, it is an IPython cell magic (${raw.trim().split('\n')[0]}); ` +
-        'the CLI runs plain Python');
-      return;
-    }
-    const lines = raw.split('\n').map((line, i) => {
-      if (!MAGIC_LINE.test(line)) return line;
-      warnings.push(`cell ${number}, line ${i + 1}: skipped IPython line "${line.trim()}"; the CLI runs plain Python`);
-      return line.replace(/^(\s*)/, '$1pass  # elastic-lite: skipped IPython line: ');
-    });
-    cells.push({ number, index, source: lines.join('\n') });
+    const source = Array.isArray(cell.source) ? cell.source.join('') : String(cell.source ?? '');
+    cells.push({ number: index + 1, index, source });
   });
-  return { cells, warnings, language };
+  return { cells, language };
 }

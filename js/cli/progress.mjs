@@ -8,7 +8,7 @@
 // Python code runs synchronously on Node's thread, so the timer cannot fire while a long
 // snapshot or cell runs: such work calls tick() itself (the snapshot's progress callback
 // does), and end() still prints the line for any step that took over a second.
-import { fmtMs } from './format.mjs';
+import { fmtMs } from '../shared/report.mjs';
 
 const SHOW_AFTER_MS = 1000;
 const TICK_MS = 250;

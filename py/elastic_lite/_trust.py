@@ -12,8 +12,8 @@ This is NOT a sandbox. Pickle can build and call functions in other ways (e.g.
 is not stopped; what this stops is the common, direct attack. Restore only checkpoints you or
 someone you trust made; `inspect` shows everything a checkpoint would import.
 
-The list itself is data, `denylist.json` next to this file (shipped in the wheel), so the
-CLI (js/cli/trust.mjs) reads the very same list. Matching: `module` and each pattern of
+The list itself is data, `denylist.json` next to this file (shipped in the wheel); every host
+judges records through elastic_lite.host, so this is the only reader. Matching: `module` and each pattern of
 `names` match the whole module / name strings; `*` matches any run of characters (dots
 included), nothing else is special.
 """

@@ -46,6 +46,8 @@ from ._restore import CheckpointError, inspect as _inspect, load_snapshot
 # `before(code)` and `after(ok)` methods, called around every cell run_cell executes.
 observers = []
 
+_EMPTY = "empty (0 bytes): not an Elastic Lite checkpoint"
+
 # Store error codes (a JS error's `code` or `name`) that mean "no space left".
 _QUOTA_CODES = ("QuotaExceededError", "ENOSPC", "EDQUOT")
 
@@ -110,8 +112,14 @@ def _of(notebook):
     return f" of {notebook}" if notebook is not None else ""
 
 
+def _is_manifest(rec):
+    return rec.get("kind") == "manifest" or rec.get("names") == [MANIFEST]
+
+
 def _data_records(info):
-    return [r for r in info.get("records") or [] if r.get("names") != [MANIFEST]]
+    """The records holding variables (not the manifest, not a session history)."""
+    return [r for r in info.get("records") or []
+            if r.get("kind") in ("data", None) and not _is_manifest(r)]
 
 
 # --- checkpoint ---------------------------------------------------------------------------
@@ -271,9 +279,11 @@ def _inspection(data):
     info = _inspect(data)
     records = []
     for r in info.get("records") or []:
-        rec = {k: r.get(k) for k in ("index", "names", "serializer", "offset", "length", "ok",
-                                     "error", "globals")}
-        rec["manifest"] = r.get("names") == [MANIFEST]
+        rec = {k: r.get(k) for k in ("index", "kind", "names", "serializer", "offset", "length",
+                                     "ok", "error", "globals")}
+        rec["manifest"] = _is_manifest(r)
+        rec["crc"] = r.get("crc32") or r.get("crc32c")  # format 2 | format 1
+        rec["buffers"] = len(r.get("buffers") or [])
         records.append(rec)
     return info, records
 
@@ -292,15 +302,14 @@ async def inspect(name=None, *, data=None):
             return report
         report["meta"] = meta
     data = _as_bytes(data)
+    if len(data) == 0:
+        return _fail(report, "damaged", _EMPTY, code="empty")
     info, records = _inspection(data)
     report.update(size=len(data), whole=bool(info.get("ok")), records=records,
                   header={k: info.get(k) for k in ("format_version", "format_minor", "producer",
                                                    "python", "created_ms", "size")})
     report["problems"] = inspection_problems(info)
-    if len(data) == 0:
-        report["problems"] = [problem("damaged", "empty (0 bytes): not an Elastic Lite checkpoint",
-                                      code="empty")]
-    report["ok"] = report["whole"] and len(data) > 0
+    report["ok"] = report["whole"]
     report["timings"]["total_ms"] = _ms(t0)
     return report
 
@@ -320,8 +329,7 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
     data = _as_bytes(data)
     report["size"] = len(data)
     if len(data) == 0:
-        return _fail(report, "damaged", "empty (0 bytes): not an Elastic Lite checkpoint",
-                     code="empty")
+        return _fail(report, "damaged", _EMPTY, code="empty")
     if _bad_name(report, name):
         return report
     info, _ = _inspection(data)
@@ -528,9 +536,9 @@ async def call(op, kwargs_json="{}", data=None, progress=None):
     if fn is None:
         raise ValueError(f"unknown operation {op!r}; one of {', '.join(_OPS)}")
     kwargs = json.loads(kwargs_json or "{}")
-    if data is not None:
+    if not _store._is_nullish(data):
         kwargs["data"] = _as_bytes(data)
-    if progress is not None and op in ("checkpoint", "restore"):
+    if not _store._is_nullish(progress) and op in ("checkpoint", "restore"):
         kwargs["progress"] = lambda event: progress(json.dumps(event))
     report = await fn(**kwargs)
     report.pop("data", None)

@@ -1,17 +1,17 @@
 // Helpers for the CLI tests: spawn the real CLI (node js/cli/elastic-lite.mjs) in a temporary
-// working directory and collect exit code, stdout and stderr.
+// working directory (removed when the test file's process ends) and collect exit code, stdout
+// and stderr.
 import { spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from '../helpers/tempdir.mjs';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = path.join(ROOT, 'js', 'cli', 'elastic-lite.mjs');
 export const NOTEBOOKS = path.join(ROOT, 'tests', 'notebooks');
 
 export async function tempWorkdir(prefix = 'el-cli-') {
-  return fs.mkdtemp(path.join(os.tmpdir(), prefix));
+  return tempDir(prefix);
 }
 
 /** Runs the CLI; resolves { code, stdout, stderr } (never rejects on a non-zero exit). */
@@ -32,8 +32,13 @@ export function runCli(args, { cwd, env = {}, timeoutMs = 120_000 } = {}) {
   });
 }
 
+/** The lines of stderr that are not progress or warning lines. */
+export function messageLines(stderr) {
+  return stderr.trimEnd().split('\n').filter((l) => !/^elastic-lite: (warning|.*\.\.\.|.*: (done|failed) \()/.test(l));
+}
+
 /** The stderr of a failed run is exactly one "elastic-lite: ..." line (no stack trace). */
 export function oneLineError(stderr) {
-  const lines = stderr.trimEnd().split('\n').filter((l) => !/^elastic-lite: (warning|.*\.\.\.|.*: (done|failed) \()/.test(l));
+  const lines = messageLines(stderr);
   return lines.length === 1 && lines[0].startsWith('elastic-lite: ') && !/\n\s+at /.test(stderr) ? lines[0] : null;
 }

@@ -1,5 +1,5 @@
-// The notebook reader of `elastic-lite run`: which cells run, and how IPython-only syntax is
-// handled (the CLI runs plain Python). No Python needed.
+// The notebook reader of `elastic-lite run`: which cells run, as written (IPython syntax in
+// them is elastic_lite.host.run_cell's business: tests/py/test_host.py). No Python needed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -15,27 +15,20 @@ async function nbFile(doc) {
 const code = (source) => ({ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null });
 
 test('code cells in order, numbered as the notebook shows them; markdown and raw cells ignored', async () => {
-  const { cells, warnings } = await readNotebook(path.join(NOTEBOOKS, 'basic.ipynb'));
+  const { cells } = await readNotebook(path.join(NOTEBOOKS, 'basic.ipynb'));
   assert.deepEqual(cells.map((c) => c.number), [2, 3, 4, 5]);
   assert.match(cells[0].source, /^import math\nfrom collections import Counter\n/);
-  assert.equal(warnings.length, 1);
 });
 
-test('IPython lines become pass statements (indentation kept); cell magics skip the cell', async () => {
+test('cells come as written, IPython lines included; source lists are joined', async () => {
   const file = await nbFile({
     nbformat: 4, metadata: {},
     cells: [code(['%matplotlib inline\n', 'x = 1\n', 'if x:\n', '    !ls\n', '    y = 2']), code('%%time\nz = 3'),
       { cell_type: 'raw', source: 'raw' }, code('w = 4')],
   });
-  const { cells, warnings } = await readNotebook(file);
-  assert.deepEqual(cells.map((c) => c.number), [1, 4]);
-  assert.equal(cells[0].source, 'pass  # elastic-lite: skipped IPython line: %matplotlib inline\nx = 1\nif x:\n' +
-    '    pass  # elastic-lite: skipped IPython line: !ls\n    y = 2');
-  assert.deepEqual(warnings, [
-    'cell 1, line 1: skipped IPython line "%matplotlib inline"; the CLI runs plain Python',
-    'cell 1, line 4: skipped IPython line "!ls"; the CLI runs plain Python',
-    'cell 2: skipped, it is an IPython cell magic (%%time); the CLI runs plain Python',
-  ]);
+  const { cells } = await readNotebook(file);
+  assert.deepEqual(cells.map((c) => [c.number, c.source]), [
+    [1, '%matplotlib inline\nx = 1\nif x:\n    !ls\n    y = 2'], [2, '%%time\nz = 3'], [4, 'w = 4']]);
 });
 
 test('not a notebook, an old notebook, another language: clear errors', async () => {

@@ -110,14 +110,41 @@ test('--json failures still print one JSON document on stdout', async () => {
   assert.equal(JSON.parse(u.stdout).error.exitCode, 2);
 });
 
-test('a store path that is a file is a clear error, with the stack only under --debug', async () => {
+test('a bad --store is one sentence and exit 2, before anything else: a file, or under one', async () => {
   const cwd = await tempWorkdir();
   await fs.writeFile(path.join(cwd, 'file'), 'x');
-  const r = await runCli(['ls', '--store', 'file'], { cwd });
-  assert.equal(r.code, 4);
-  assert.match(oneLineError(r.stderr), /is not a directory; pass --store DIR with a directory/);
-  const d = await runCli(['ls', '--store', 'file', '--debug'], { cwd });
-  assert.match(d.stderr, /\n\s+at /);
-  const e = await runCli(['ls', '--store', 'file'], { cwd, env: { ELASTIC_LITE_DEBUG: '1' } });
-  assert.match(e.stderr, /\n\s+at /);
+  for (const [args, pattern] of [
+    [['ls', '--store', 'file'], /^elastic-lite: --store file is a file, not a directory; pass --store DIR with a directory\.$/],
+    [['rm', 'x', '--store', 'file/sub'], /^elastic-lite: --store file\/sub cannot be created: .*file is a file, not a directory\.$/],
+    [['run', 'nb.ipynb', '--store', 'file'], /is a file, not a directory/],
+    [['export', 'x', 'out.elc', '--store', 'file'], /is a file, not a directory/],
+  ]) {
+    const r = await runCli(args, { cwd });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(oneLineError(r.stderr), pattern);
+  }
+});
+
+test('export into a directory writes DIR/NAME.elc; bad targets are one sentence, exit 2 or 3', async () => {
+  const bytes = new Uint8Array(100).map((_, i) => i);
+  const { cwd } = await storeWith([['nb.ipynb 2026', bytes, {}]]);
+  await fs.mkdir(path.join(cwd, 'out'));
+  const r = await runCli(['export', 'nb.ipynb 2026', 'out'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /Exported checkpoint "nb\.ipynb 2026" to out\/nb\.ipynb_2026\.elc \(100 B\)\./);
+  assert.deepEqual(new Uint8Array(await fs.readFile(path.join(cwd, 'out', 'nb.ipynb_2026.elc'))), bytes);
+  const forced = await runCli(['export', 'nb.ipynb 2026', 'out', '--force'], { cwd });
+  assert.equal(forced.code, 0, forced.stderr);
+  const clash = await runCli(['export', 'nb.ipynb 2026', 'out'], { cwd });
+  assert.equal(clash.code, 1);
+  assert.match(oneLineError(clash.stderr), /out\/nb\.ipynb_2026\.elc already exists; pass --force/);
+  await fs.writeFile(path.join(cwd, 'plain'), 'x');
+  for (const [target, code, pattern] of [
+    ['missing/dir/x.elc', 3, /cannot write missing\/dir\/x\.elc: the folder missing\/dir does not exist\./],
+    ['plain/x.elc', 2, /cannot write plain\/x\.elc: plain is a file, not a folder\./],
+  ]) {
+    const bad = await runCli(['export', 'nb.ipynb 2026', target, '--force'], { cwd });
+    assert.equal(bad.code, code, bad.stderr);
+    assert.match(oneLineError(bad.stderr), pattern);
+  }
 });

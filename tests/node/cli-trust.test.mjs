@@ -1,7 +1,7 @@
 // Hostile checkpoint files and the real CLI: a record that would call os.system / builtins.eval
 // when unpickled is marked by inspect ("⚠ runs code"), imported with a warning on stderr, and
-// refused by restore (in a fresh Pyodide) unless --trust; the other records restore. The
-// deny-list is the one file py/elastic_lite/denylist.json, read by both Python and the CLI.
+// refused by restore (in a fresh Pyodide) unless --trust; the other records restore. Every
+// judgement is elastic_lite.host's (the deny-list lives in Python only).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -49,13 +49,14 @@ test('inspect marks deny-listed globals and says restore refuses them', async ()
   const cwd = await workdir();
   const r = await runCli(['inspect', 'hostile.elc'], { cwd });
   assert.equal(r.code, 0, r.stderr); // the file is whole; being hostile is not damage
-  assert.match(r.stdout, /1 \(evil\): builtins\.eval\n\s+⚠ runs code: builtins\.eval \(runs code/);
-  assert.match(r.stdout, /2 \(sh\): os\.system\n\s+⚠ runs code: os\.system \(runs commands/);
-  assert.match(r.stdout, /2 records would call code-running globals when restored; restore refuses them unless --trust/);
+  assert.match(r.stdout, /1 \(evil\): builtins\.eval\n\s+⚠ runs code: builtins\.eval\n/);
+  assert.match(r.stdout, /2 \(sh\): os\.system\n\s+⚠ runs code: os\.system\n/);
+  assert.match(r.stdout, /2 records would call code-running globals when restored:\n/);
+  assert.match(r.stdout, /hostile\.elc: sh: would call os\.system when loaded \(runs commands.*\); refused\. Restore with trust=True \(CLI: restore --trust\)/);
   const j = await runCli(['inspect', 'hostile.elc', '--json'], { cwd });
   const doc = JSON.parse(j.stdout);
-  assert.deepEqual(doc.denied.map((d) => [d.index, d.names, d.denied.map((x) => x.global)]),
-    [[1, ['evil'], ['builtins.eval']], [2, ['sh'], ['os.system']]]);
+  assert.deepEqual(doc.report.problems.map((p) => [p.kind, p.record, p.names, p.calls]),
+    [['refused', 1, ['evil'], ['builtins.eval']], ['refused', 2, ['sh'], ['os.system']]]);
 
   const ok = await runCli(['inspect', 'clean.elc'], { cwd });
   assert.equal(ok.code, 0, ok.stderr);
@@ -68,8 +69,8 @@ test('import stores a hostile file but warns on stderr; a clean file imports sil
   const r = await runCli(['import', 'hostile.elc'], { cwd });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /Imported hostile\.elc as checkpoint "hostile"/);
-  assert.match(r.stderr, /warning: hostile\.elc: record 1 \(evil\) would call builtins\.eval when restored .*Restore refuses it unless --trust/);
-  assert.match(r.stderr, /warning: hostile\.elc: record 2 \(sh\) would call os\.system when restored/);
+  assert.match(r.stderr, /warning: hostile\.elc: evil: would call builtins\.eval when loaded .*refused\. Restore with trust=True \(CLI: restore --trust\)/);
+  assert.match(r.stderr, /warning: hostile\.elc: sh: would call os\.system when loaded/);
   const ls = await runCli(['ls'], { cwd });
   assert.match(ls.stdout, /hostile/);
 
@@ -83,8 +84,8 @@ test('restore refuses the hostile records in a fresh Pyodide, restores the rest;
   const r = await runCli(['restore', 'hostile.elc', '-c', 'print(kept, "evil" in globals(), "sh" in globals())'], { cwd });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, '1 False False\n');
-  assert.match(r.stderr, /evil\s+would call builtins\.eval when loaded .*refused/);
-  assert.match(r.stderr, /sh\s+would call os\.system when loaded .*refused/);
+  assert.match(r.stderr, /^evil\s+refused\s+would call builtins\.eval when loaded .*refused/m);
+  assert.match(r.stderr, /^sh\s+refused\s+would call os\.system when loaded .*refused/m);
 
   // builtins.eval("6*7") is harmless and leaves a trace: trusted, it runs.
   const t = await runCli(['restore', 'hostile.elc', '--trust', '-c', 'print(kept, evil)'], { cwd });

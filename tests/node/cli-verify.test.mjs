@@ -1,13 +1,14 @@
 // verify / inspect / import / export of the real CLI on real containers written by the C core
 // (js/core.mjs), including damaged ones: a flipped byte, a truncated file, an empty file, a
-// file that is not a checkpoint, a checkpoint of a newer format major version. No Python
-// here: the records hold small hand-made pickle streams.
+// file that is not a checkpoint, a checkpoint of a newer format major version. The records
+// hold small hand-made pickle streams; the CLI judges them through elastic_lite.host in a
+// fresh Pyodide (nothing is unpickled).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { loadCore } from '../../js/core.mjs';
-import { runCli, tempWorkdir, oneLineError } from './cli-helpers.mjs';
+import { runCli, tempWorkdir, oneLineError, messageLines } from './cli-helpers.mjs';
 
 let core;
 let good; // container bytes: record 0 = x (pickle), record 1 = y, z (cloudpickle, imports builtins.len)
@@ -30,7 +31,7 @@ async function workdirWith(files) {
   return cwd;
 }
 
-test('a whole checkpoint: verify exits 0, inspect shows records, serializers, CRCs and globals', async () => {
+test('a whole checkpoint: verify exits 0, inspect shows records, serializers and globals', async () => {
   const cwd = await workdirWith({ 'good.elc': good });
   const v = await runCli(['verify', 'good.elc'], { cwd });
   assert.equal(v.code, 0, v.stderr);
@@ -46,7 +47,8 @@ test('a whole checkpoint: verify exits 0, inspect shows records, serializers, CR
   assert.match(i.stdout, /1 \(y, z\): builtins\.len/);
 
   const j = JSON.parse((await runCli(['inspect', 'good.elc', '--json'], { cwd })).stdout);
-  assert.equal(j.report.ok, true);
+  assert.equal(j.report.op, 'inspect');
+  assert.equal(j.report.whole, true);
   assert.deepEqual(j.report.records[1].globals, [['builtins', 'len']]);
 });
 
@@ -59,11 +61,13 @@ test('import validates, stores, and export gives back the same bytes; verify and
   const ls = JSON.parse((await runCli(['ls', '--json'], { cwd })).stdout);
   assert.deepEqual(ls.checkpoints.map((e) => e.name), ['mine']);
   assert.deepEqual(ls.checkpoints[0].meta.names, ['x', 'y', 'z']);
-  assert.equal(ls.checkpoints[0].meta.createdMs, Date.UTC(2026, 11, 1));
+  assert.equal(ls.checkpoints[0].meta.originalCreatedMs, Date.UTC(2026, 11, 1));
+  assert.equal(ls.checkpoints[0].meta.imported, path.join(cwd, 'good.elc'));
 
   const again = await runCli(['import', 'good.elc', '--name', 'mine'], { cwd });
   assert.equal(again.code, 1);
-  assert.match(oneLineError(again.stderr), /already exists.*--force/);
+  assert.match(messageLines(again.stderr)[0], /^elastic-lite: good\.elc: a checkpoint named 'mine' already exists/);
+  assert.match(again.stderr, /^Pass --name NEW or --force\.$/m);
   const byFileName = await runCli(['import', 'good.elc'], { cwd });
   assert.equal(byFileName.code, 0, byFileName.stderr);
 
@@ -86,13 +90,13 @@ test('export, flip one byte, verify exits 1 naming record and offset; import ref
   assert.equal(v.code, 1);
   const line = oneLineError(v.stderr);
   assert.ok(line, v.stderr);
-  assert.match(line, /^elastic-lite: flipped\.elc: record 1 \(y, z\)/);
+  assert.match(line, /^elastic-lite: flipped\.elc: y, z: record 1 is damaged: /);
   assert.match(line, new RegExp(`offset ${rec.offset}\\b`));
   assert.match(line, /checksum mismatch/);
 
   const imp = await runCli(['import', 'flipped.elc', '--name', 'bad'], { cwd });
   assert.equal(imp.code, 1);
-  assert.equal(imp.stderr.split('\n')[0], line, 'import prints the very line verify prints');
+  assert.equal(messageLines(imp.stderr)[0], line, 'import prints the very line verify prints');
   assert.match(imp.stderr, /Nothing was imported/);
   const ls = JSON.parse((await runCli(['ls', '--json'], { cwd })).stdout);
   assert.deepEqual(ls.checkpoints.map((e) => e.name), ['orig']);
@@ -140,7 +144,7 @@ test('bad files: truncated, empty, not a checkpoint, newer format: one clear lin
     for (const cmd of ['verify', 'import', 'inspect']) {
       const r = await runCli([cmd, file], { cwd });
       assert.equal(r.code, 1, `${cmd} ${file}: ${r.stderr}`);
-      const line = cmd === 'import' ? r.stderr.split('\n')[0] : oneLineError(r.stderr);
+      const line = cmd === 'import' ? messageLines(r.stderr)[0] : oneLineError(r.stderr);
       assert.ok(line, `${cmd} ${file}: ${r.stderr}`);
       assert.ok(line.startsWith(`elastic-lite: ${file}: `), line);
       assert.match(line, pattern, `${cmd} ${file}`);
@@ -160,10 +164,26 @@ test('NAME|FILE: a missing name or file exits 3; a directory is not a checkpoint
   const r = await runCli(['verify', 'nothing-here'], { cwd });
   assert.equal(r.code, 3);
   assert.match(oneLineError(r.stderr), /no checkpoint named "nothing-here" in .*, and no file nothing-here/);
-  const f = await runCli(['verify', 'missing.elc'], { cwd });
+  const f = await runCli(['verify', './missing.elc'], { cwd });
   assert.equal(f.code, 3);
-  assert.match(oneLineError(f.stderr), /missing\.elc: no such file/);
+  assert.match(oneLineError(f.stderr), /\.\/missing\.elc: no such file/);
   const d = await runCli(['inspect', 'adir.elc'], { cwd });
   assert.equal(d.code, 1);
   assert.match(oneLineError(d.stderr), /is a directory, not a checkpoint file/);
+});
+
+test('names and paths are never confused: "a/b" and "x.elc" are store names when stored, ./x.elc the file', async () => {
+  const cwd = await workdirWith({ 'good.elc': good, 'x.elc': new TextEncoder().encode('not a checkpoint') });
+  assert.equal((await runCli(['import', 'good.elc', '--name', 'a/b'], { cwd })).code, 0);
+  assert.equal((await runCli(['import', 'good.elc', '--name', 'x.elc'], { cwd })).code, 0);
+  const ab = await runCli(['verify', 'a/b'], { cwd });
+  assert.equal(ab.code, 0, ab.stderr);
+  assert.match(ab.stdout, /^checkpoint "a\/b": OK, whole/);
+  const byName = await runCli(['verify', 'x.elc'], { cwd });
+  assert.equal(byName.code, 0, byName.stderr);
+  assert.match(byName.stdout, /^checkpoint "x\.elc": OK, whole/);
+  assert.match(byName.stderr, /"x\.elc" is a checkpoint in .* and also a file here; using the checkpoint \(write \.\/x\.elc for the file\)/);
+  const byPath = await runCli(['verify', './x.elc'], { cwd });
+  assert.equal(byPath.code, 1);
+  assert.match(oneLineError(byPath.stderr), /^elastic-lite: \.\/x\.elc: not an Elastic Lite checkpoint/);
 });

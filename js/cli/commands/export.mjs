@@ -1,29 +1,51 @@
-// `elastic-lite export NAME FILE`: copy a checkpoint out of the store as a container file
+// `elastic-lite export NAME FILE|DIR`: copy a checkpoint out of the store as a container file
 // (byte for byte what the store holds; `verify FILE` checks it, `import FILE` brings it back).
+// A DIR gets the file DIR/<name>.elc. A plain store read: no Python is started.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
-import { fmtBytes } from '../format.mjs';
+import { fmtBytes, exportFileName } from '../../shared/report.mjs';
 import { writeFileAtomic } from '../files.mjs';
 import { timed } from '../progress.mjs';
 
 export default {
   summary: 'write a checkpoint to a file',
-  usage: 'export NAME FILE [--force]',
-  options: { force: { type: 'boolean', help: 'overwrite FILE if it exists' } },
+  usage: 'export NAME FILE|DIR [--force]',
+  description: 'Into a directory DIR the file is DIR/NAME.elc (NAME made safe for a file name).',
+  options: { force: { type: 'boolean', help: 'overwrite the file if it exists' } },
   async run(ctx) {
     const [name, file, ...extra] = ctx.positionals;
-    if (!name || !file || extra.length) throw usageError('export needs a checkpoint NAME and a FILE to write.');
+    if (!name || !file || extra.length) throw usageError('export needs a checkpoint NAME and a FILE (or DIR) to write.');
+    ctx.checkName(name);
+    const target = await exportTarget(file, name, !!ctx.values.force);
     const entry = await timed({}, 'read', `reading checkpoint "${name}"`, () => ctx.store().get(name));
     if (!entry) throw new CliError(`no checkpoint named "${name}" in ${ctx.storeDir} (see: elastic-lite ls).`, EXIT.NOT_FOUND);
-    const target = path.resolve(file);
-    if (!ctx.values.force) {
-      const exists = await fs.stat(target).then(() => true, () => false);
-      if (exists) throw new CliError(`${file} already exists; pass --force to overwrite it.`);
-    }
-    await timed({}, 'write', `writing ${file}`, () => writeFileAtomic(target, entry.bytes));
-    ctx.emit({ name, file: target, size: entry.bytes.byteLength });
-    ctx.say(`Exported checkpoint "${name}" to ${file} (${fmtBytes(entry.bytes.byteLength)}).`);
+    await timed({}, 'write', `writing ${target.shown}`, () => writeFileAtomic(target.file, entry.bytes));
+    ctx.emit({ name, file: target.file, size: entry.bytes.byteLength });
+    ctx.say(`Exported checkpoint "${name}" to ${target.shown} (${fmtBytes(entry.bytes.byteLength)}).`);
     return 0;
   },
 };
+
+/**
+ * Where export writes, checked before anything is read: a directory means DIR/NAME.elc; an
+ * existing file needs --force; a missing folder is exit 3 and a folder that is a file exit 2,
+ * each in one sentence.
+ */
+async function exportTarget(arg, name, force) {
+  let file = path.resolve(arg);
+  let shown = arg;
+  const st = await fs.stat(file).catch(() => null);
+  if (st?.isDirectory()) {
+    file = path.join(file, exportFileName(name));
+    shown = path.join(arg, exportFileName(name));
+  }
+  const dir = path.dirname(file);
+  const dst = await fs.stat(dir).catch(() => null);
+  if (!dst) throw new CliError(`cannot write ${shown}: the folder ${path.dirname(shown)} does not exist.`, EXIT.NOT_FOUND);
+  if (!dst.isDirectory()) throw new CliError(`cannot write ${shown}: ${path.dirname(shown)} is a file, not a folder.`, EXIT.USAGE);
+  const existing = await fs.stat(file).catch(() => null);
+  if (existing?.isDirectory()) throw new CliError(`cannot write ${shown}: it is a folder.`, EXIT.USAGE);
+  if (existing && !force) throw new CliError(`${shown} already exists; pass --force to overwrite it.`);
+  return { file, shown };
+}

@@ -1,14 +1,13 @@
-// `elastic-lite inspect NAME|FILE`: what a checkpoint holds, from the validator alone: header,
-// records (names, serializer, sizes, CRC state) and the globals each record would import when
-// restored. Nothing is unpickled, so it is safe on a file from anywhere. Globals on the restore
-// deny-list (js/cli/trust.mjs: os.system, builtins.eval, ...) are marked "⚠ runs code".
+// `elastic-lite inspect NAME|FILE`: what a checkpoint holds, from elastic_lite.host.inspect
+// (the C validator alone, nothing is unpickled, so it is safe on a file from anywhere):
+// header, records (names, serializer, offsets, state) and the globals each record would import
+// when restored; records restore would refuse (code-running globals) are marked "⚠ runs code".
 import { CliError, EXIT } from '../errors.mjs';
 import { timed } from '../progress.mjs';
-import { fmtBytes, fmtDate, table } from '../format.mjs';
-import { resolveCheckpoint, inspectBytes, firstProblem, problemLine } from '../checkpoint-file.mjs';
-import { deniedRecords } from '../trust.mjs';
-
-const MANIFEST = '__elastic_lite_manifest__';
+import { fmtDate, table } from '../format.mjs';
+import { fmtBytes, problemLine, problemsOf, recordLabel } from '../../shared/report.mjs';
+import { resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
+import { startSession } from '../pyodide-session.mjs';
 
 export default {
   summary: 'show the header, records and imported globals of a checkpoint (nothing is unpickled)',
@@ -18,26 +17,30 @@ export default {
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw new CliError('inspect needs one checkpoint NAME or FILE.', EXIT.USAGE);
     const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
-    const report = await timed({}, 'validate', 'validating (CRC32C, pickle streams)', () => inspectBytes(src.bytes));
-    const problem = firstProblem(report);
-    const denied = deniedRecords(report);
-    ctx.emit({ source: src.label, meta: src.meta ?? null, report, problem: problem && { ...problem, line: problemLine(src.label, problem) }, denied });
+    const session = await timed({}, 'start', 'starting Python (Pyodide)', () => startSession({ echo: false, store: ctx.store() }));
+    const { kwargs, data } = hostArgs(src);
+    const report = await timed({}, 'validate', 'validating (checksums, pickle streams)', () => session.call('inspect', kwargs, { data }));
+    const damaged = problemsOf(report, 'damaged');
+    const refused = problemsOf(report, 'refused');
+    const line = damaged.length ? problemLine(src.label, damaged[0]) : null;
+    ctx.emit({ source: src.label, report, problem: damaged[0] ? { ...damaged[0], line } : null });
     const records = report.records ?? [];
-    if (problem && records.length === 0 && report.format_version == null) {
+    const h = report.header ?? {};
+    if (line && records.length === 0 && h.format_version == null) {
       // Not even a header: one line, like verify.
-      if (ctx.json) { ctx.stderr.write(`elastic-lite: ${problemLine(src.label, problem)}\n`); return EXIT.FAILED; }
-      throw new CliError(problemLine(src.label, problem), EXIT.FAILED);
+      if (ctx.json) { ctx.stderr.write(`elastic-lite: ${line}\n`); return EXIT.FAILED; }
+      throw new CliError(line, EXIT.FAILED);
     }
     const head = [
       ['checkpoint', src.kind === 'store' ? `${src.name}  (store ${ctx.storeDir})` : src.file],
-      ['format', String(report.format_version ?? '?')],
-      ['producer', report.producer ?? '?'],
-      ['python', report.python ?? '?'],
-      ['created', fmtDate(report.created_ms)],
-      ['size', `${fmtBytes(report.size ?? src.bytes.byteLength)} (${report.size ?? src.bytes.byteLength} bytes)`],
-      ['status', problem ? `DAMAGED: ${problemLine(src.label, problem)}` : `whole (${records.length} records; CRC32C and pickle streams valid)`],
+      ['format', String(h.format_version ?? '?')],
+      ['producer', h.producer ?? '?'],
+      ['python', h.python ?? '?'],
+      ['created', fmtDate(h.created_ms)],
+      ['size', `${fmtBytes(report.size)} (${report.size} bytes)`],
+      ['status', line ? `DAMAGED: ${line}` : `whole (${records.length} records; checksums and pickle streams valid)`],
     ];
-    if (src.meta?.notebook) head.splice(1, 0, ['notebook', src.meta.notebook]);
+    if (report.meta?.notebook) head.splice(1, 0, ['notebook', report.meta.notebook]);
     ctx.say(head.map(([k, v]) => `${k.padEnd(10)}  ${v}`).join('\n'));
     ctx.say('');
     ctx.say(table(
@@ -45,33 +48,27 @@ export default {
         { title: 'LENGTH', align: 'right' }, { title: 'CRC' }, { title: 'STATE' }],
       records.map((r) => [
         String(r.index), r.names?.length ? r.names.join(', ') : '?', r.serializer ?? '?', String(r.offset ?? '-'),
-        String(r.length ?? '-'), r.crc32 ?? r.crc32c ?? '-', r.ok ? 'ok' : 'BAD', // format 2 | 1
+        String(r.length ?? '-'), r.crc ?? '-', r.ok ? 'ok' : 'BAD',
       ]),
     ));
-    const bad = records.filter((r) => !r.ok);
-    if (bad.length) {
-      ctx.say('\nProblems:');
-      for (const r of bad) ctx.say(`  ${problemLine(src.label, { ...(r.error ?? {}), record: r.index, names: r.names })}`);
-      const own = new Set(bad.map((r) => r.error?.message));
-      if (report.error && !own.has(report.error.message)) ctx.say(`  ${problemLine(src.label, report.error)}`);
-    } else if (report.error) {
-      ctx.say(`\nProblem:\n  ${problemLine(src.label, report.error)}`);
+    if (damaged.length) {
+      ctx.say(`\nProblem${damaged.length === 1 ? '' : 's'}:`);
+      for (const p of damaged) ctx.say(`  ${problemLine(src.label, p)}`);
     }
     const withGlobals = records.filter((r) => r.globals?.length);
     if (withGlobals.length) {
       ctx.say('\nGlobals each record would import when restored:');
       for (const r of withGlobals) {
-        const label = r.names.includes(MANIFEST) ? 'manifest' : r.names.join(', ');
-        ctx.say(`  ${r.index} (${label}): ${r.globals.map((g) => g.join('.')).join(', ')}`);
-        const hit = denied.find((d) => d.index === r.index);
-        if (hit) ctx.say(`      ⚠ runs code: ${hit.denied.map((d) => `${d.global} (${d.why})`).join(', ')}`);
+        ctx.say(`  ${r.index} (${recordLabel(r.names)}): ${r.globals.map((g) => g.join('.')).join(', ')}`);
+        const hit = refused.find((p) => p.record === r.index);
+        if (hit) ctx.say(`      ⚠ runs code: ${hit.calls.join(', ')}`);
       }
     }
-    if (denied.length) {
-      ctx.say(`\n⚠ ${denied.length} record${denied.length === 1 ? '' : 's'} would call code-running globals when restored; ` +
-        'restore refuses them unless --trust (trust=True in Python). Use that only for a checkpoint you made yourself.');
+    if (refused.length) {
+      ctx.say(`\n⚠ ${refused.length} record${refused.length === 1 ? '' : 's'} would call code-running globals when restored:`);
+      for (const p of refused) ctx.say(`  ${problemLine(src.label, p)}`);
     }
-    if (problem) ctx.stderr.write(`elastic-lite: ${problemLine(src.label, problem)}\n`);
-    return problem ? EXIT.FAILED : EXIT.OK;
+    if (line) ctx.stderr.write(`elastic-lite: ${line}\n`);
+    return line ? EXIT.FAILED : EXIT.OK;
   },
 };

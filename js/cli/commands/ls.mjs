@@ -1,5 +1,6 @@
 // `elastic-lite ls`: the checkpoints in the store, newest first.
-import { fmtBytes, fmtDate, table } from '../format.mjs';
+import { fmtDate, table } from '../format.mjs';
+import { fmtBytes } from '../../shared/report.mjs';
 
 export default {
   summary: 'list the checkpoints in the store, newest first',

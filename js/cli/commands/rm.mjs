@@ -7,6 +7,7 @@ export default {
   options: {},
   async run(ctx) {
     if (ctx.positionals.length === 0) throw usageError('rm needs the NAME of a checkpoint (see: elastic-lite ls).');
+    ctx.positionals.forEach((n) => ctx.checkName(n));
     const deleted = []; const missing = [];
     for (const name of ctx.positionals) {
       ((await ctx.store().delete(name)) ? deleted : missing).push(name);

@@ -1,30 +1,34 @@
-// `elastic-lite verify NAME|FILE`: is the checkpoint whole? Checks the container (header,
-// every record's CRC32C, index, footer) and walks every pickle stream with the validator,
-// without unpickling anything. Exit 0 when whole; exit 1 naming the record and byte offset of
-// the first problem.
+// `elastic-lite verify NAME|FILE`: is the checkpoint whole? elastic_lite.host.inspect checks
+// the container (header, every record's checksums, index, footer) and walks every pickle
+// stream with the C validator, without unpickling anything. Exit 0 when whole; exit 1 with
+// the first problem in file order (its record, variables and byte offset).
 import { CliError, EXIT } from '../errors.mjs';
 import { timed } from '../progress.mjs';
-import { fmtBytes } from '../format.mjs';
-import { resolveCheckpoint, inspectBytes, firstProblem, problemLine } from '../checkpoint-file.mjs';
+import { fmtBytes, problemLine, problemsOf } from '../../shared/report.mjs';
+import { resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
+import { startSession } from '../pyodide-session.mjs';
 
 export default {
-  summary: 'check that a checkpoint is whole (CRCs, structure, pickle streams)',
+  summary: 'check that a checkpoint is whole (checksums, structure, pickle streams)',
   usage: 'verify NAME|FILE',
-  description: 'Exit status 0 when the checkpoint is whole; 1 with the record and byte offset of the first problem.',
+  description: 'Exit status 0 when the checkpoint is whole; 1 with the record and byte offset of the first problem.\n' +
+    'NAME is a checkpoint in the store; FILE a file (write ./NAME for a file that has a stored name).',
   options: {},
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw new CliError('verify needs one checkpoint NAME or FILE.', EXIT.USAGE);
     const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
-    const report = await timed({}, 'validate', 'validating (CRC32C, pickle streams)', () => inspectBytes(src.bytes));
-    const problem = firstProblem(report);
-    ctx.emit({ ok: !problem, source: src.label, problem: problem && { ...problem, line: problemLine(src.label, problem) }, report });
-    if (problem) {
-      if (ctx.json) { ctx.stderr.write(`elastic-lite: ${problemLine(src.label, problem)}\n`); return EXIT.FAILED; }
-      throw new CliError(problemLine(src.label, problem), EXIT.FAILED);
+    const session = await timed({}, 'start', 'starting Python (Pyodide)', () => startSession({ echo: false, store: ctx.store() }));
+    const { kwargs, data } = hostArgs(src);
+    const report = await timed({}, 'validate', 'validating (checksums, pickle streams)', () => session.call('inspect', kwargs, { data }));
+    const first = problemsOf(report, 'damaged')[0] ?? (report.ok ? null : report.problems[0]);
+    ctx.emit({ ok: report.ok, source: src.label, problem: first && { ...first, line: problemLine(src.label, first) }, report });
+    if (first) {
+      if (ctx.json) { ctx.stderr.write(`elastic-lite: ${problemLine(src.label, first)}\n`); return EXIT.FAILED; }
+      throw new CliError(problemLine(src.label, first), EXIT.FAILED);
     }
     const n = report.records.length;
-    ctx.say(`${src.label}: OK, whole: ${n} record${n === 1 ? '' : 's'}, ${fmtBytes(src.bytes.byteLength)}, ` +
-      'every CRC32C and pickle stream valid.');
+    ctx.say(`${src.label}: OK, whole: ${n} record${n === 1 ? '' : 's'}, ${fmtBytes(report.size)}, ` +
+      'every checksum and pickle stream valid.');
     return EXIT.OK;
   },
 };

@@ -1,0 +1,69 @@
+// What every JS host (the CLI, the demo page, the JupyterLite extension) needs to render the
+// reports of elastic_lite.host (docs/INTERFACES.md, "Report schema"): the manifest record's
+// name, labels for records, one line per problem, byte and time formatting, the export file
+// name. One copy, so the three hosts say the same things in the same words.
+//
+// Plain ES module with no imports: Node imports it, the demo page loads it by URL, the
+// extension bundles it.
+
+/** The names of the manifest record (modules, skipped variables, types; no user variable). */
+export const MANIFEST = '__elastic_lite_manifest__';
+
+/** Problem kinds, in the order a person should read them. */
+export const KINDS = Object.freeze(['damaged', 'refused', 'needs', 'failed']);
+
+/** "p, q" for a record's variables, "the manifest" for the manifest record. */
+export function recordLabel(names) {
+  if (!names || names.length === 0) return '';
+  if (names.length === 1 && names[0] === MANIFEST) return 'the manifest';
+  return names.join(', ');
+}
+
+/** The variables of a report's records, without the manifest. */
+export function variableNames(names) {
+  return (names ?? []).filter((n) => n !== MANIFEST);
+}
+
+/**
+ * One line for one problem: "LABEL: VARIABLES: MESSAGE". The message is the host API's own
+ * sentence (the same in every host); the label (a file or checkpoint name) is optional.
+ */
+export function problemLine(label, problem) {
+  const who = recordLabel(problem.names);
+  return [label, who, String(problem.message ?? '').replace(/\s+/g, ' ').trim()]
+    .filter(Boolean).join(': ');
+}
+
+/** Problems of one kind. */
+export function problemsOf(report, kind) {
+  return (report.problems ?? []).filter((p) => p.kind === kind);
+}
+
+/** A restore that brought nothing back (as opposed to one with some problems). */
+export function restoredNothing(report) {
+  return !report.ok && (report.restored ?? []).length === 0;
+}
+
+/** "512 B", "3.4 KiB", "16 MiB": binary units, two significant digits below 10. */
+export function fmtBytes(n) {
+  if (n == null || !Number.isFinite(n)) return '?';
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024; let u = 0;
+  while (v >= 1024 && u < units.length - 1) { v /= 1024; u += 1; }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
+}
+
+/** "0.42 ms", "12 ms", "2.41 s". */
+export function fmtMs(ms) {
+  if (ms == null || !Number.isFinite(ms)) return '?';
+  if (ms < 1) return `${ms.toFixed(2)} ms`;
+  if (ms < 1000) return `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
+  return `${(ms / 1000).toFixed(2)} s`;
+}
+
+/** A safe file name for an exported checkpoint: "nb.ipynb 2026-01-01T10:00" -> "nb.ipynb_2026-01-01T10_00.elc". */
+export function exportFileName(name) {
+  const stem = String(name).replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '');
+  return `${stem || 'checkpoint'}.elc`;
+}
