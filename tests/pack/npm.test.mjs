@@ -4,7 +4,7 @@
 // strace), `import ... from 'elastic-lite'` works in Node (the core, the stores, Pyodide with
 // the kernel wheel from the package), its TypeScript declarations type-check a consumer, and a
 // webpack bundle of it runs in Chromium (the .wasm emitted as an asset).
-import { before, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,12 +17,13 @@ let dir; // the consumer project, shared by the tests of this file, removed at t
 
 before(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'elastic-lite-npm-'));
-  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
   // --offline: from npm's cache only (set-up put the package's dependencies there)
   run('npm', ['install', '--offline', '--no-audit', '--no-fund', TGZ], { cwd: dir });
   fs.copyFileSync(path.join(ROOT, 'tests/notebooks/basic.ipynb'), path.join(dir, 'basic.ipynb'));
 });
+
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 test('the tarball holds the package, of this version, and none of the checkout\'s sources', () => {
   const names = archiveNames(TGZ).map((n) => n.replace(/^package\//, ''));
