@@ -65,7 +65,7 @@ function offerRestore({ name, meta }) {
       ['Not now', () => {}],
     ],
   });
-  document.querySelector('#offer-restore')?.focus();
+  // No focus on Restore: a key pressed for a cell at that moment must not restore.
 }
 
 start();

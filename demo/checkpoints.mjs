@@ -1,8 +1,10 @@
 // The checkpoint panel: take a checkpoint, list what is stored (time, size, variable count),
-// restore, delete, export to a file, import from a file. The work happens in the worker; this
-// module shows progress, results and errors.
+// restore, delete, export to a file, import from a file. The work happens in the worker (one
+// elastic_lite.host call each); this module shows progress and renders the reports.
 import { h, formatBytes, formatTime } from './format.mjs';
-import { showMessage, explainError } from './messages.mjs';
+import {
+  showMessage, explainError, explainCheckpoint, explainRestore, explainImport, notStored,
+} from './messages.mjs';
 import { renderReport } from './report.mjs';
 
 export class CheckpointPanel {
@@ -36,12 +38,18 @@ export class CheckpointPanel {
   }
 
   async refresh() {
+    let report;
     try {
-      this.items = await this.kernel.call('list');
+      report = await this.kernel.call('list');
     } catch (err) {
       explainError(err, { action: 'listing checkpoints' });
       return this.items;
     }
+    if (!report.ok) {
+      showMessage({ level: 'error', key: 'list', title: 'Cannot list the checkpoints', lines: report.problems.map((p) => p.message) });
+      return this.items;
+    }
+    this.items = report.checkpoints;
     this.empty.hidden = this.items.length > 0;
     this.table.hidden = this.items.length === 0;
     this.tbody.replaceChildren(...this.items.map((item) => this.#row(item)));
@@ -88,49 +96,43 @@ export class CheckpointPanel {
     try {
       const report = await this.#withProgress(`Checkpointing “${name}”…`,
         (onProgress) => this.kernel.call('checkpoint', { name }, { onProgress }));
-      renderReport(this.reportEl, report);
-      showMessage({
-        level: 'ok', key: 'op',
-        title: `Checkpoint “${name}” saved`,
-        lines: [`${report.variables.length} variables stored in this browser` +
-          (report.skipped.length ? `; ${report.skipped.length} skipped (see the report for why).` : '.'),
-        'Reload the page, then restore it: the variables come back without re-running the cells.'],
-      });
+      if (!report.ok) {
+        explainCheckpoint(report, name);
+      } else {
+        renderReport(this.reportEl, report);
+        showMessage({
+          level: 'ok', key: 'op',
+          title: `Checkpoint “${report.name}” saved`,
+          lines: [`${report.variables.length} variables stored in this browser` +
+            (report.skipped.length ? `; ${report.skipped.length} skipped (see the report for why).` : '.'),
+          'Reload the page, then restore it: the variables come back without re-running the cells.'],
+        });
+      }
     } catch (err) {
-      explainError(err, { action: 'checkpoint', name });
+      explainError(err, { action: 'checkpoint' });
     }
     await this.refresh();
   }
 
   async restore(name) {
+    const listed = this.items.find((i) => i.name === name);
     try {
       const report = await this.#withProgress(`Restoring “${name}”…`,
         (onProgress) => this.kernel.call('restore', { name }, { onProgress }));
-      renderReport(this.reportEl, report);
-      // A refused record (it would call os.system, eval...) is not damage: say which is which.
-      const refused = report.failed.filter((f) => /^would call .*; refused\b/.test(f.error));
-      const damaged = report.failed.filter((f) => !refused.includes(f));
-      for (const [kind, failed] of [['corrupt', damaged], ['refused', refused]]) {
-        if (!failed.length) continue;
-        explainError({
-          kind,
-          variables: failed.flatMap((f) => f.names),
-          restored: report.variables.map((v) => v.name),
-          message: failed.map((f) => `${f.names.join(', ')}: ${f.error}`).join('\n'),
-          calls: [...new Set(failed.map((f) => /^would call (.*?) when loaded/.exec(f.error)?.[1]).filter(Boolean))],
-        }, { action: 'restore', name });
-      }
-      if (!report.failed.length) {
+      if (report.restored.length || report.ok) renderReport(this.reportEl, report);
+      if (report.ok) {
         showMessage({
           level: 'ok', key: 'op',
           title: `Restored “${name}”`,
-          lines: [`${report.variables.length} variables are back in Python. Run a cell to use them.`],
+          lines: [`${report.restored.length} variables are back in Python. Run a cell to use them.`],
         });
+      } else {
+        explainRestore(report, name, listed);
+        if (report.problems.some((p) => p.code === 'not-found')) await this.refresh();
       }
       return report;
     } catch (err) {
-      explainError(err, { action: 'restore', name });
-      if (err?.kind === 'missing') await this.refresh();
+      explainError(err, { action: 'restore' });
       return null;
     }
   }
@@ -138,26 +140,32 @@ export class CheckpointPanel {
   async remove(name) {
     if (!window.confirm(`Delete checkpoint “${name}”? This cannot be undone.`)) return;
     try {
-      await this.kernel.call('delete', { name });
-      showMessage({ level: 'ok', key: 'op', title: `Deleted checkpoint “${name}”` });
+      const report = await this.kernel.call('delete', { name });
+      if (report.ok) showMessage({ level: 'ok', key: 'op', title: `Deleted checkpoint “${name}”` });
+      else notStored(`“${name}”`);
     } catch (err) {
-      explainError(err, { action: 'delete', name });
+      explainError(err, { action: 'delete' });
     }
     await this.refresh();
   }
 
   async exportFile(name) {
     try {
-      const { bytes, filename } = await this.kernel.call('export', { name });
-      const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
-      const a = h('a', { href: url, download: filename, hidden: true });
+      const result = await this.kernel.call('export', { name });
+      if (!result.ok) {
+        notStored(`“${name}”`);
+        await this.refresh();
+        return;
+      }
+      const url = URL.createObjectURL(new Blob([result.bytes], { type: 'application/octet-stream' }));
+      const a = h('a', { href: url, download: result.filename, hidden: true });
       document.body.append(a);
       a.click();
       a.remove();
       // Revoke later: the download starts asynchronously from the object URL.
       setTimeout(() => URL.revokeObjectURL(url), 60_000);
     } catch (err) {
-      explainError(err, { action: 'export', name });
+      explainError(err, { action: 'export' });
     }
   }
 
@@ -165,21 +173,11 @@ export class CheckpointPanel {
     const name = file.name.replace(/\.elc$/i, '') || 'imported';
     try {
       const bytes = new Uint8Array(await file.arrayBuffer());
-      const result = await this.#withProgress(`Checking “${file.name}”…`,
-        (onProgress) => this.kernel.call('import', { name, bytes }, { onProgress, transfer: [bytes.buffer] }));
-      const refused = result.refused ?? [];
-      showMessage({
-        level: refused.length ? 'warn' : 'ok', key: 'import',
-        title: `Imported “${result.name}”`,
-        lines: [
-          `The file was checked (${result.records} records, all intact) and stored. Restore it from the list.`,
-          ...refused.map((r) => `Warning: ${r.names.join(', ')} would run code when loaded ` +
-            `(${r.calls.join(', ')}); a restore will refuse ${r.names.length > 1 ? 'them' : 'it'}. ` +
-            'A checkpoint saved by Elastic Lite never does this: delete the file unless you made it yourself.'),
-        ],
-      });
+      const report = await this.#withProgress(`Checking “${file.name}”…`,
+        () => this.kernel.call('import', { name, fileName: file.name, bytes }, { transfer: [bytes.buffer] }));
+      explainImport(report, file.name);
     } catch (err) {
-      explainError(err, { action: 'import', name: file.name });
+      explainError(err, { action: 'import' });
     }
     await this.refresh();
   }

@@ -1,21 +1,6 @@
-// Small formatting helpers shared by the page's views.
-export function formatBytes(n) {
-  if (!Number.isFinite(n)) return '?';
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
-}
-
-export function formatMs(ms) {
-  if (!Number.isFinite(ms)) return '?';
-  if (ms < 1) return '<1 ms';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
-}
-
+// Small formatting helpers shared by the page's views (byte sizes and durations come from
+// js/shared/report.mjs, the same for every host).
+export { fmtBytes as formatBytes, fmtMs as formatMs } from '../js/shared/report.mjs';
 // Today: just the time; otherwise the date too. Short enough for a narrow table column.
 export function formatTime(ms) {
   if (!Number.isFinite(ms)) return '?';

@@ -1,6 +1,12 @@
 // Messages in the page, in plain words: what happened, what it means for the person's data,
 // and what to do. Errors are never left only in the console.
-import { h, formatBytes } from './format.mjs';
+//
+// Operations answer with the host API's report (docs/INTERFACES.md, "Report schema"); its
+// typed problems decide the message (by kind and code, never by reading text), and every
+// problem is shown in the host API's own sentence (problemLine), the words the CLI and the
+// JupyterLite extension print for the same file.
+import { h } from './format.mjs';
+import { problemLine, problemsOf, variableNames } from '../js/shared/report.mjs';
 
 let container = null;
 
@@ -36,75 +42,121 @@ export function clearMessages(level = null) {
   }
 }
 
-// The core's reason already starts with "not an Elastic Lite checkpoint": keep only the why.
-function reasonText(reason) {
-  const why = String(reason ?? '').replace(/^not an Elastic Lite checkpoint[:\s]*/i, '').replace(/^\((.*)\)$/, '$1').trim();
-  return why ? ` (${why})` : '';
-}
-
 function listNames(names) {
   const shown = names.slice(0, 12).join(', ');
   return names.length > 12 ? `${shown} and ${names.length - 12} more` : shown;
 }
 
-// Turns a worker error ({kind, message, ...}) into a message. `action` says what the person
-// was doing ("checkpoint", "restore", "import", ...), `name` which checkpoint or file.
-export function explainError(err, { action, name } = {}) {
-  const kind = err?.kind ?? 'internal';
-  const what = name ? `“${name}”` : 'the checkpoint';
-  switch (kind) {
-    case 'quota':
-      return showMessage({
-        level: 'error', key: 'quota',
-        title: 'Not enough browser storage for this checkpoint',
-        lines: [
-          `The browser refused to store ${what}${err.needed ? ` (${formatBytes(err.needed)})` : ''}: ` +
-            'the storage it allows this page is full.',
-          'Nothing was overwritten: earlier checkpoints are still stored and can be restored.',
-          'To make room, delete old checkpoints in the list (or export them to files first), then try again.',
-        ],
-        detail: err.message,
-      });
-    case 'corrupt': {
-      const vars = err.variables?.length ? listNames(err.variables) : null;
-      const lines = action === 'import'
-        ? [`The file ${what} looks like a checkpoint but it is damaged${err.where ? ` (${err.where})` : ''}.`,
-          vars ? `Affected variables: ${vars}.` : 'The damage is in the file’s header or index, so no variable can be trusted.',
-          'Nothing was stored: your existing checkpoints are unchanged. Export the checkpoint again from its source.']
-        : [`Checkpoint ${what} is damaged${err.where ? ` (${err.where})` : ''}.`,
-          vars ? `These variables could not be restored: ${vars}.` : 'No variable could be restored from it.',
-          err.restored?.length ? `Restored anyway (their records are intact): ${listNames(err.restored)}.` : null,
-          'Delete this checkpoint, or restore an older one.'].filter(Boolean);
-      return showMessage({ level: 'error', key: 'corrupt', title: action === 'import' ? 'Damaged checkpoint file' : 'Damaged checkpoint', lines, detail: err.message });
-    }
-    case 'refused': {
-      // Records whose pickle would call a deny-listed function (os.system, eval, ...): never
-      // loaded. Not damage: the file is whole, but restoring it as is would run its code.
-      const lines = [
-        `Checkpoint ${what} would run code when loaded${err.calls?.length ? ` (it calls ${err.calls.join(', ')})` : ''}, ` +
-          `so these variables were not restored: ${listNames(err.variables)}.`,
-        err.restored?.length ? `Restored (their records call nothing dangerous): ${listNames(err.restored)}.` : null,
+const lines = (label, problems) => problems.map((p) => problemLine(label, p));
+const namesOf = (problems) => [...new Set(problems.flatMap((p) => variableNames(p.names)))];
+const isNotFound = (report) => report.problems.some((p) => p.code === 'not-found');
+
+function notStored(what) {
+  return showMessage({
+    level: 'error', key: 'missing',
+    title: `Checkpoint ${what} is not stored any more`,
+    lines: ['It may have been deleted in another tab. The list has been refreshed.'],
+  });
+}
+
+/** A failed checkpoint report. */
+export function explainCheckpoint(report, name) {
+  const what = `“${name}”`;
+  if (report.problems.some((p) => p.code === 'quota')) {
+    return showMessage({
+      level: 'error', key: 'quota',
+      title: 'Not enough browser storage for this checkpoint',
+      lines: [
+        `The browser refused to store ${what}: the storage it allows this page is full.`,
+        'Nothing was overwritten: earlier checkpoints are still stored and can be restored.',
+        'To make room, delete old checkpoints in the list (or export them to files first), then try again.',
+      ],
+      detail: lines(name, report.problems).join('\n'),
+    });
+  }
+  return showMessage({ level: 'error', key: 'op', title: `Checkpoint ${what} failed`, lines: lines(name, report.problems) });
+}
+
+/**
+ * A restore report with problems. `listed`: the list's entry of the checkpoint (its variable
+ * names, for a checkpoint the store could not even read).
+ */
+export function explainRestore(report, name, listed) {
+  const what = `“${name}”`;
+  if (isNotFound(report)) return notStored(what);
+  const restored = report.restored.map((r) => r.name);
+  const anyway = restored.length ? `Restored anyway (their records are intact): ${listNames(restored)}.` : null;
+  const refused = problemsOf(report, 'refused');
+  const broken = report.problems.filter((p) => p.kind === 'damaged' || p.kind === 'needs');
+  const failed = problemsOf(report, 'failed');
+  if (broken.length) {
+    const vars = namesOf(broken);
+    showMessage({
+      level: 'error', key: 'corrupt', title: 'Damaged checkpoint',
+      lines: [
+        `Checkpoint ${what} is damaged.`,
+        vars.length ? `These variables could not be restored: ${listNames(vars)}.` : 'No variable could be restored from it.',
+        anyway, ...lines(name, broken), 'Delete this checkpoint, or restore an older one.',
+      ].filter(Boolean),
+    });
+  }
+  if (refused.length) {
+    // Not damage: the file is whole, but loading these records as they are would run code.
+    showMessage({
+      level: 'error', key: 'refused', title: 'Refused to load code-running variables',
+      lines: [
+        `Checkpoint ${what} would run code when loaded (it calls ${[...new Set(refused.flatMap((p) => p.calls))].join(', ')}), ` +
+          `so these variables were not restored: ${listNames(namesOf(refused))}.`,
+        restored.length ? `Restored (their records call nothing dangerous): ${listNames(restored)}.` : null,
+        ...lines(name, refused),
         'A checkpoint saved by Elastic Lite never does this: the file was probably crafted or altered. ' +
           'Delete it unless you made it yourself (then the Python API can load it with trust=True).',
-      ].filter(Boolean);
-      return showMessage({ level: 'error', key: 'refused', title: 'Refused to load code-running variables', lines, detail: err.message });
-    }
-    case 'not-checkpoint':
-      return showMessage({
-        level: 'error', key: 'import',
-        title: 'This file is not an Elastic Lite checkpoint',
-        lines: [
-          `${name ? `“${name}”` : 'The file'} does not start like a checkpoint${reasonText(err.reason)}.`,
-          'Nothing was stored. Choose a file made with a checkpoint’s “Export” button.',
-        ],
-        detail: err.message,
-      });
-    case 'missing':
-      return showMessage({
-        level: 'error', key: 'missing',
-        title: `Checkpoint ${what} is not stored any more`,
-        lines: ['It may have been deleted in another tab. The list has been refreshed.'],
-      });
+      ].filter(Boolean),
+    });
+  }
+  if (failed.length) {
+    const vars = listed?.meta?.names ?? [];
+    showMessage({
+      level: 'error', key: 'failed', title: `Could not restore ${what}`,
+      lines: [
+        restored.length ? anyway : (vars.length ? `These variables could not be restored: ${listNames(vars)}.` : null),
+        ...lines(name, failed),
+      ].filter(Boolean),
+    });
+  }
+  return null;
+}
+
+/** An import report: refused (nothing stored) or stored, with warnings for refused records. */
+export function explainImport(report, fileName) {
+  if (!report.ok) {
+    const notCheckpoint = report.problems.every((p) => ['not-checkpoint', 'empty'].includes(p.code));
+    const vars = namesOf(report.problems);
+    return showMessage({
+      level: 'error', key: 'import',
+      title: notCheckpoint ? 'This file is not an Elastic Lite checkpoint' : 'Damaged checkpoint file',
+      lines: [
+        ...lines(fileName, report.problems),
+        !notCheckpoint && vars.length ? `Affected variables: ${listNames(vars)}.` : null,
+        'Nothing was stored: your existing checkpoints are unchanged. Choose a file made with a checkpoint’s “Export” button.',
+      ].filter(Boolean),
+    });
+  }
+  const refused = problemsOf(report, 'refused');
+  return showMessage({
+    level: refused.length ? 'warn' : 'ok', key: 'import',
+    title: `Imported “${report.name}”`,
+    lines: [
+      `The file was checked (${report.variables.length} variables, every record intact) and stored. Restore it from the list.`,
+      ...lines(fileName, refused).map((l) => `Warning: ${l}`),
+    ],
+  });
+}
+
+// Turns a failed worker call ({kind, message, ...}: the worker itself failed, not an
+// operation) into a message. `action` says what the person was doing.
+export function explainError(err, { action } = {}) {
+  switch (err?.kind) {
     case 'python':
       return showMessage({
         level: 'error', key: `python-${action}`,
@@ -116,7 +168,7 @@ export function explainError(err, { action, name } = {}) {
       return showMessage({
         level: 'error', key: 'setup',
         title: 'Elastic Lite could not start in this page',
-        lines: [err.message, 'Cells may still run, but checkpoints are unavailable. Rebuild with `npm run build` and reload.'],
+        lines: [err.message, 'Cells and checkpoints need it. Rebuild with `npm run build` and reload.'],
       });
     default:
       return showMessage({
@@ -127,3 +179,5 @@ export function explainError(err, { action, name } = {}) {
       });
   }
 }
+
+export { notStored };

@@ -1,5 +1,6 @@
 // The cells: editable code, a Run button each, outputs (stdout, stderr, the last expression's
-// value, errors with their traceback). Code runs in the Python worker through the kernel client.
+// value, errors with their traceback). Code runs in the Python worker through the kernel client
+// (elastic_lite.host.run_cell: its report is the `result` below).
 // Cell text is kept in localStorage, so a reload keeps what the person typed; the Python state
 // is what the checkpoints are for.
 import { h } from './format.mjs';
@@ -104,8 +105,10 @@ export class Notebook {
         onStream: ({ name, text }) => this.#append(cell, name, text),
       });
       cell.label.textContent = `[${++this.counter}]`;
+      // IPython lines the demo's Python cannot run (%matplotlib, !pip): said, not hidden
+      for (const w of result.warnings ?? []) this.#append(cell, 'warning', `${w}\n`);
       if (result.ok) {
-        if (result.repr !== null && result.repr !== undefined) this.#append(cell, 'result', result.repr + '\n');
+        if (result.value !== null && result.value !== undefined) this.#append(cell, 'result', result.value + '\n');
         cell.li.dataset.state = 'done';
         return true;
       }

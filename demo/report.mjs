@@ -1,31 +1,38 @@
 // The "last operation" view: after a checkpoint or a restore, one row per variable (name, type,
 // serializer, size, time), a bar chart of where the time went, and the skipped variables with
-// the reason. The report shape is made by demo/worker-checkpoints.mjs:
-//   { op, name, size, totalMs, phases: [{label, ms}], variables: [{name, type, serializer,
-//     size, ms}], skipped: [{name, type, reason}], failed: [{names, error}], modules: [{name,
-//     module, attr, ok?, error?}], warnings?: [text] }
+// the reason. It renders elastic_lite.host's checkpoint and restore reports as they are
+// (docs/INTERFACES.md, "Report schema").
 import { h, formatBytes, formatMs } from './format.mjs';
+import { recordLabel } from '../js/shared/report.mjs';
+
+// Where the time went, per operation: [label, timings key].
+const PHASES = {
+  checkpoint: [['serialize', 'serialize_ms'], ['store', 'store_ms']],
+  restore: [['read', 'read_ms'], ['validate + unpickle', 'load_ms']],
+};
 
 export function renderReport(root, report) {
   root.hidden = false;
   const $ = (sel) => root.querySelector(sel);
-  const verb = report.op === 'checkpoint' ? 'Checkpoint' : 'Restore';
-  const n = report.variables.length;
-  $('#report-title').textContent = `${verb} “${report.name}”`;
-  $('#report-summary').textContent = report.op === 'checkpoint'
-    ? `Saved ${n} variable${n === 1 ? '' : 's'} (${formatBytes(report.size)}) in ${formatMs(report.totalMs)}` +
+  const checkpoint = report.op === 'checkpoint';
+  const rows = checkpoint ? report.variables : report.restored;
+  const n = rows.length;
+  const total = report.timings.total_ms;
+  $('#report-title').textContent = `${checkpoint ? 'Checkpoint' : 'Restore'} “${report.name}”`;
+  $('#report-summary').textContent = checkpoint
+    ? `Saved ${n} variable${n === 1 ? '' : 's'} (${formatBytes(report.size)}) in ${formatMs(total)}` +
       (report.skipped.length ? `; ${report.skipped.length} skipped.` : '.')
-    : `Restored ${n} variable${n === 1 ? '' : 's'} from ${formatBytes(report.size)} in ${formatMs(report.totalMs)}` +
-      (report.failed.length ? `; ${report.failed.reduce((a, f) => a + f.names.length, 0)} could not be restored.` : '.');
+    : `Restored ${n} variable${n === 1 ? '' : 's'} from ${formatBytes(report.size)} in ${formatMs(total)}` +
+      (report.problems.length ? `; ${report.problems.reduce((a, p) => a + p.names.length, 0)} could not be restored.` : '.');
 
-  renderChart($('#report-chart'), report.phases);
+  renderChart($('#report-chart'), PHASES[report.op].map(([label, key]) => ({ label, ms: report.timings[key] ?? 0 })));
 
-  $('#report-vars tbody').replaceChildren(...report.variables.map((v) => h('tr', {},
+  $('#report-vars tbody').replaceChildren(...rows.map((v) => h('tr', {},
     h('td', {}, v.name),
     h('td', {}, v.type ?? ''),
     h('td', { class: `serializer-${v.serializer}` }, v.serializer ?? ''),
     // Variables that share objects are written as one record: its size is on the first row.
-    h('td', { class: 'num' }, Number.isFinite(v.size) ? formatBytes(v.size)
+    h('td', { class: 'num' }, Number.isFinite(v.bytes) ? formatBytes(v.bytes)
       : h('span', { class: 'same', title: 'Saved in the same record as the variable above' }, '↑ same')),
     h('td', { class: 'num' }, Number.isFinite(v.ms) ? formatMs(v.ms) : '—'))));
 
@@ -33,7 +40,7 @@ export function renderReport(root, report) {
   skipped.replaceChildren();
   if (report.skipped.length) {
     skipped.append(
-      h('h4', {}, report.op === 'checkpoint' ? 'Skipped (not saved)' : 'Not in this checkpoint (skipped when it was taken)'),
+      h('h4', {}, checkpoint ? 'Skipped (not saved)' : 'Not in this checkpoint (skipped when it was taken)'),
       h('ul', {}, report.skipped.map((s) => h('li', {},
         h('code', {}, s.name), s.type ? ` (${s.type})` : '', ': ', s.reason))));
   }
@@ -42,17 +49,17 @@ export function renderReport(root, report) {
   if (report.modules?.length) {
     const text = (m) => `${m.name} = ${m.module}${m.attr ? `.${m.attr}` : ''}`;
     skipped.append(
-      h('h4', {}, report.op === 'checkpoint' ? 'Imports (re-imported on restore, not pickled)' : 'Re-imported'),
+      h('h4', {}, checkpoint ? 'Imports (re-imported on restore, not pickled)' : 'Re-imported'),
       h('p', { class: 'modules' }, report.modules.flatMap((m, i) => [i ? ', ' : '',
         h('code', {}, text(m)), m.ok === false ? ` (failed: ${m.error})` : ''])));
   }
   if (report.warnings?.length) {
     skipped.append(h('h4', {}, 'Warnings'), h('ul', {}, report.warnings.map((w) => h('li', {}, w))));
   }
-  if (report.failed?.length) {
+  if (report.problems?.length) {
     skipped.append(
       h('h4', {}, 'Could not be restored'),
-      h('ul', {}, report.failed.map((f) => h('li', {}, h('code', {}, f.names.join(', ')), ': ', f.error))));
+      h('ul', {}, report.problems.map((p) => h('li', {}, h('code', {}, recordLabel(p.names) || '—'), ': ', p.message))));
   }
 }
 

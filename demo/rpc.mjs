@@ -1,15 +1,17 @@
 // The message protocol between the page and its Python worker, in one place.
 //
 // page → worker   { id, op, args }
-// worker → page   { id, type: 'result', value }              the call succeeded
-//                 { id, type: 'error', error: {kind, ...} }    the call failed (see describeError)
+// worker → page   { id, type: 'result', value }              the call ran: for every op but
+//                                                            init, elastic_lite.host's report
+//                 { id, type: 'error', error: {kind, ...} }    the worker itself failed
 //                 { id, type: 'stream', name, text }           stdout/stderr while a cell runs
 //                 { id, type: 'progress', phase, done, total, message }
 //                 { type: 'status', state, message }           kernel state (starting/ready/...)
 //
-// Errors cross as plain objects (structured clone drops Error subclasses and custom fields),
-// carrying a `kind` the page turns into plain words: 'quota', 'corrupt', 'not-checkpoint',
-// 'missing', 'python', 'setup' or 'internal'.
+// What went wrong with a checkpoint is in the report's typed problems, not an error. Errors
+// are failures of the worker itself and cross as plain objects (structured clone drops Error
+// subclasses and custom fields) carrying a `kind`: 'python', 'setup' or 'internal'
+// (messages.mjs explainError).
 
 export class KernelClient {
   constructor(worker) {

@@ -4,15 +4,13 @@
 //
 // Calls are handled one at a time, in arrival order, like a notebook kernel's queue: a
 // checkpoint asked for while a cell runs waits for the cell, so it sees the cell's results.
+// Cells and checkpoints alike are elastic_lite.host calls (worker-checkpoints.mjs).
 import { loadPyodide } from '../node_modules/pyodide/pyodide.mjs';
 import * as checkpoints from './worker-checkpoints.mjs';
-import { toTransferable } from './worker-errors.mjs';
-import { loadPythonModule, privateGlobals } from './worker-pymodule.mjs';
 
 const PYODIDE_URL = new URL('../node_modules/pyodide/', import.meta.url).href;
 
 let pyodide = null;
-let runCell = null;
 let currentCall = null; // id of the call whose output is being produced
 
 function post(msg, transfer = []) { self.postMessage(msg, transfer); }
@@ -36,34 +34,28 @@ async function init() {
   pyodide = await loadPyodide({ indexURL: PYODIDE_URL });
   pyodide.setStdout(streamTo('stdout'));
   pyodide.setStderr(streamTo('stderr'));
-  // The cell runner lives in its own module, out of the user's namespace (and checkpoints).
-  const mod = await loadPythonModule(pyodide, 'elastic_lite_demo_cells', new URL('./cell_runner.py', import.meta.url));
-  runCell = mod.run_cell.copy(); // the module proxy's attributes are borrowed: keep our own
-  mod.destroy();
   status('loading', 'Installing Elastic Lite…');
   const info = await checkpoints.setup(pyodide);
   status('ready', 'Python ready');
-  return {
-    python: pyodide.runPython('import sys; sys.version.split()[0]', { globals: privateGlobals(pyodide) }),
-    pyodide: pyodide.version,
-    ...info,
-  };
+  const sys = pyodide.pyimport('sys'); // pyimport: nothing is bound in the user's namespace
+  const python = sys.version.split(' ')[0];
+  sys.destroy();
+  return { python, pyodide: pyodide.version, ...info };
 }
 
-async function run({ code, cellId }) {
-  const result = await runCell(code, String(cellId));
-  try {
-    return result.toJs({ dict_converter: Object.fromEntries });
-  } finally {
-    result.destroy();
+// What a failed worker call tells the page (structured clone keeps only plain data): the
+// page's words for `kind` are in messages.mjs. Reports of the host are not errors: they come
+// back as values, with their typed problems.
+function transferable(err) {
+  if (err?.kind) return { kind: err.kind, message: err.message };
+  if (err?.constructor?.name === 'PythonError') {
+    const lines = String(err.message ?? '').trim().split('\n');
+    return { kind: 'python', message: lines[lines.length - 1], traceback: err.message };
   }
+  return { kind: 'internal', message: String(err?.message ?? err), stack: err?.stack ?? null };
 }
 
-const ops = {
-  init,
-  run,
-  ...checkpoints.ops,
-};
+const ops = { init, ...checkpoints.ops };
 
 let queue = Promise.resolve();
 self.addEventListener('message', (event) => {
@@ -75,12 +67,12 @@ self.addEventListener('message', (event) => {
       if (!handler) throw new Error(`unknown operation ${op}`);
       if (op !== 'init' && !pyodide) throw new Error('Python is not ready yet.');
       const progress = (p) => post({ id, type: 'progress', ...p });
-      const value = await handler(args ?? {}, { progress, pyodide });
+      const value = await handler(args ?? {}, { progress });
       const transfer = value && value.bytes instanceof Uint8Array ? [value.bytes.buffer] : [];
       post({ id, type: 'result', value }, transfer);
     } catch (err) {
       if (op === 'init') status('failed', String(err?.message ?? err));
-      post({ id, type: 'error', error: toTransferable(err) });
+      post({ id, type: 'error', error: transferable(err) });
     } finally {
       currentCall = null;
     }

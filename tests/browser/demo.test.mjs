@@ -53,7 +53,7 @@ test('run the example, checkpoint, reload the page, restore: everything works ag
   assert.match(notes, /math = math, threading = threading/);
   assert.doesNotMatch(notes, /\bsys = sys|\btypes = types/);
   // The time chart has a bar for each phase.
-  assert.match(await page.locator('#report-chart').getAttribute('aria-label'), /serialize .*validate .*store /);
+  assert.match(await page.locator('#report-chart').getAttribute('aria-label'), /serialize .*store /);
 
   const listed = await listedCheckpoints(page);
   assert.deepEqual(listed.map((c) => c.name), ['walkthrough']);
@@ -63,6 +63,11 @@ test('run the example, checkpoint, reload the page, restore: everything works ag
   await waitForKernel(page);
   const offer = await waitForMessage(page, 'Restore your last session?');
   assert.match(offer, /walkthrough/);
+  // The offer takes no keyboard focus: Enter pressed for something else does not restore.
+  assert.notEqual(await page.evaluate(() => document.activeElement?.id), 'offer-restore');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Shift+Enter');
+  assert.equal(await page.locator('#messages .message h2', { hasText: 'Restored' }).count(), 0);
 
   // Proof that the new kernel is empty: the check cell fails before the restore.
   await runCell(page, 5);

@@ -67,13 +67,13 @@ export async function checkpoint(page, name) {
   await markSeen(page);
   await page.getByRole('textbox', { name: 'Name' }).fill(name);
   await page.getByRole('button', { name: 'Checkpoint now' }).click();
-  return waitForOutcome(page, [`Checkpoint “${name}” saved`, 'Not enough browser storage', 'Something went wrong', 'Python failed']);
+  return waitForOutcome(page, [`Checkpoint “${name}” saved`, 'Not enough browser storage', `Checkpoint “${name}” failed`, 'Something went wrong', 'Python failed']);
 }
 
 export async function restore(page, name) {
   await markSeen(page);
   await page.getByRole('button', { name: `Restore checkpoint ${name}`, exact: true }).click();
-  return waitForOutcome(page, [`Restored “${name}”`, 'Damaged checkpoint', 'Refused to load', 'is not stored any more', 'Something went wrong', 'Python failed']);
+  return waitForOutcome(page, [`Restored “${name}”`, 'Damaged checkpoint', 'Refused to load', 'Could not restore', 'is not stored any more', 'Something went wrong', 'Python failed']);
 }
 
 // Marks the messages on screen as old, so the next wait only sees what the action shows.
