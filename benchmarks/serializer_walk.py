@@ -1,8 +1,8 @@
 """The grouping walk against pickle.dumps of the same objects, shape by shape (issue 10's
 target: the walk costs <= 10% of pickle.dumps on every shape).
 
-    .venv/bin/python benchmarks/serializer_walk.py [--json]    # native CPython
-    node benchmarks/serializer_walk.mjs                        # the same, inside Pyodide too
+    .venv/bin/python benchmarks/serializer_walk.py             # native CPython
+    node benchmarks/serializer_both.mjs walk                   # native and Pyodide
 
 Both sides are timed in CPU time (see serializer_cases.CPU), interleaved, best of RUNS (the
 machine is shared: the best run is the one least disturbed by others). The walk is
@@ -71,13 +71,8 @@ def measure(shape):
         gc.collect()
 
 
-def main(argv=()):
-    rows = [measure(shape) for shape in shapes.SHAPES]
-    if "--json" in argv:
-        print(json.dumps(rows))
-    else:
-        print(table(rows, "native CPython " + sys.version.split()[0]))
-    return rows
+def main():
+    return [measure(shape) for shape in shapes.SHAPES]
 
 
 def table(rows, env):  # noqa: the mixed199 cell binds `table` in __main__, not here
@@ -93,4 +88,6 @@ def table(rows, env):  # noqa: the mixed199 cell binds `table` in __main__, not 
 
 if __name__ == "__main__":
     import serializer_walk  # its own module: the shapes' cells run in __main__'s globals
-    serializer_walk.main(sys.argv[1:])
+    rows = serializer_walk.main()
+    print(json.dumps(rows) if "--json" in sys.argv else
+          serializer_walk.table(rows, "native CPython " + sys.version.split()[0]))

@@ -447,12 +447,22 @@ class _Walk:
         np = sys.modules["numpy"]
         utils = getattr(getattr(np, "lib", None), "array_utils", None)
         byte_bounds = utils.byte_bounds if utils is not None else np.byte_bounds
+        ndarray = self.ndarray
         arrays = []
         for i, name in enumerate(self.names):
             value = variables[name]
-            if isinstance(value, self.ndarray) and value.nbytes:
-                lo, hi = byte_bounds(value)
-                arrays.append((lo, hi, i, id(memory_owner(value, self.ndarray))))
+            if not isinstance(value, ndarray) or not value.nbytes:
+                continue
+            owner = memory_owner(value, ndarray)
+            # Memory numpy allocated, or a bytes/bytearray, is nobody else's: only memory
+            # wrapped from outside (ctypes, mmap, a C library...) can overlap another owner.
+            if type(owner) in (bytes, bytearray) or (
+                    isinstance(owner, ndarray) and owner.flags.owndata):
+                continue
+            lo, hi = byte_bounds(value)
+            arrays.append((lo, hi, i, id(owner)))
+        if len(arrays) < 2:
+            return
         arrays.sort()
         for k, (lo, hi, i, owner) in enumerate(arrays):
             for lo2, hi2, j, owner2 in arrays[k + 1:]:

@@ -22,6 +22,10 @@ saver, in the C pickler that cloudpickle subclasses and in the pure-Python one d
    one DataFrame show in another. numpy is never imported here: only what `sys.modules`
    already holds is looked at.
 
+Buffers: both picklers take pickle's `buffer_callback` (the snapshot loop sends large
+contiguous buffers out of band with it); whatever else protocol 5 hands the file (bytes,
+bytearray, a PickleBuffer kept in-band) the core's writer takes through the buffer protocol.
+
 One CloudPickler serves a whole snapshot (`begin_group` clears its memo between records);
 its dispatch table is a plain dict handed to the C pickler before it reads the attribute
 (cloudpickle's ChainMap costs a Python `__getitem__` and two caught KeyErrors per instance).
@@ -233,8 +237,10 @@ class _Policy:
         self.clear_memo()
         self._el_refs = refs
         self._el_no_views = set()
-        self._el_ndarray = numpy_ndarray()  # the notebook may have imported numpy meanwhile
-        self._el_actions = {}
+        ndarray = numpy_ndarray()
+        if ndarray is not self._el_ndarray:  # numpy was imported since: decide types again
+            self._el_ndarray = ndarray
+            self._el_actions = {}
 
     def _el_override(self, obj):
         t = type(obj)
@@ -244,10 +250,9 @@ class _Policy:
         if action is _PLAIN:
             return NotImplemented
         if action is _ARRAY:
-            if id(obj) in self._el_no_views:
-                return NotImplemented
-            rv = _array_view_reduce(obj, self._el_ndarray)
-            return NotImplemented if rv is None else rv
+            rv = None if id(obj) in self._el_no_views else \
+                _array_view_reduce(obj, self._el_ndarray)
+            return self._el_array(obj) if rv is None else rv
         if action is _NO_VIEWS:
             reduce = self.dispatch_table.get(t) if isinstance(
                 getattr(self, "dispatch_table", None), dict) else None
@@ -274,13 +279,15 @@ class CloudPickler(_Policy, cloudpickle.Pickler):
     `reducer_override` call per non-builtin object (decided per type), and a plain dict as
     the dispatch table."""
 
-    def __init__(self, file, namespace, refs):
+    def __init__(self, file, namespace, refs, buffer_callback=None):
         # The C pickler reads `dispatch_table` once, in its __init__: it must be there before.
         table = dict(copyreg.dispatch_table)  # read now: copyreg.pickle() may add later
         table.update(cloudpickle.Pickler._dispatch_table)
         self.dispatch_table = table
-        cloudpickle.Pickler.__init__(self, file, protocol=PROTOCOL)
+        cloudpickle.Pickler.__init__(self, file, protocol=PROTOCOL,
+                                     buffer_callback=buffer_callback)
         self._el_init(namespace, refs)
+        self._el_byref = {}  # id -> (function,): library functions pickled by reference
 
     def begin_group(self, refs):
         _Policy.begin_group(self, refs)
@@ -294,14 +301,25 @@ class CloudPickler(_Policy, cloudpickle.Pickler):
         return cloudpickle.Pickler.reducer_override(self, obj)
 
     def _el_function(self, obj):
-        return cloudpickle.Pickler.reducer_override(self, obj)
+        # Library functions met again and again (numpy's _frombuffer in every array's
+        # reduction) are decided once per snapshot: cloudpickle looks each one up by name.
+        known = self._el_byref.get(id(obj))
+        if known is not None and known[0] is obj:
+            return NotImplemented
+        rv = cloudpickle.Pickler.reducer_override(self, obj)
+        if rv is NotImplemented:
+            self._el_byref[id(obj)] = (obj,)
+        return rv
+
+    def _el_array(self, obj):
+        return NotImplemented  # numpy's own reduction: a PickleBuffer at protocol 5
 
     reducer_override = _Policy._el_override
 
 
 class DillPickler(_Policy, dill.Pickler):
-    def __init__(self, file, namespace, refs):
-        dill.Pickler.__init__(self, file, protocol=PROTOCOL)
+    def __init__(self, file, namespace, refs, buffer_callback=None):
+        dill.Pickler.__init__(self, file, protocol=PROTOCOL, buffer_callback=buffer_callback)
         self._el_init(namespace, refs)
 
     def _el_class(self, obj):
@@ -310,43 +328,28 @@ class DillPickler(_Policy, dill.Pickler):
     def _el_function(self, obj):
         return NotImplemented
 
+    def _el_array(self, obj):
+        # dill would save an ndarray with its protocol-2 __reduce__ (the data copied into the
+        # stream); numpy's protocol-5 reduction hands a PickleBuffer to buffer_callback.
+        return obj.__reduce_ex__(self.proto)
+
     def reducer_override(self, obj):
         if type(obj) is _RLOCK_TYPE:  # only dill reaches here: cloudpickle refuses locks
             return _rlock_reduce(obj)
         return self._el_override(obj)
 
 
-class Sink:
-    """The file a pickler writes into: the core's writer, fed anything with the buffer
-    protocol. At protocol 5 the C pickler hands large payloads over as they are — bytes,
-    bytearray, or a `PickleBuffer` (numpy arrays): those pass as a flat memoryview (no copy
-    here; the writer copies once into the core)."""
-
-    __slots__ = ("write",)
-
-    def __init__(self, writer):
-        raw = writer.write
-        picklebuffer = pickle.PickleBuffer
-
-        def write(buf):
-            t = type(buf)
-            if t is bytes:
-                return raw(buf)
-            if t is picklebuffer:
-                return raw(buf.raw())  # 1-D bytes view of a C- or Fortran-contiguous buffer
-            return raw(memoryview(buf).cast("B"))
-        self.write = write
-
-
-def load(serializer, payload):
-    """Unpickle one record's payload (already validated by the C core)."""
+def load(serializer, payload, buffers=()):
+    """Unpickle one record's stream (already validated by the C core); `buffers` are its
+    out-of-band buffers in NEXT_BUFFER order (writable memoryviews: arrays stay writable)."""
     if serializer == "dill":
-        return dill.loads(bytes(payload))
-    return pickle.loads(payload)
+        return dill.loads(bytes(payload), buffers=buffers)
+    return pickle.loads(payload, buffers=buffers)
 
 
 class _PlainUnpickler(pickle.Unpickler):
-    """For the manifest: plain data only, it may not import anything."""
+    """For the manifest of a format 1.0 checkpoint (a plain pickle): plain data only, it
+    may not import anything. Format 2.0 manifests are JSON."""
 
     def find_class(self, module, name):
         raise pickle.UnpicklingError(
@@ -356,7 +359,3 @@ class _PlainUnpickler(pickle.Unpickler):
 
 def load_plain(payload):
     return _PlainUnpickler(io.BytesIO(payload)).load()
-
-
-def dump_plain(obj):
-    return pickle.dumps(obj, protocol=PROTOCOL)

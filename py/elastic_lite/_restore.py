@@ -1,22 +1,27 @@
 """load_snapshot(): checkpoint bytes -> the namespace, record by record.
 
-1. The C core inspects the container: header, index, CRC32C of every record, and a walk of
-   every pickle stream (opcodes, frames, memo, STOP). Nothing is unpickled before that.
+1. The C core inspects the container once: header, index, the CRC of every record, stream
+   and out-of-band buffer, and a walk of every pickle stream (opcodes, frames, memo, STOP).
+   Nothing is unpickled before that. Format 2.0 and 1.0 are both read.
 2. Module bindings from the manifest are re-imported under their names. A target namespace
    without `__builtins__` (a plain dict) gets the builtins module first.
-3. Every good record is unpickled on its own and its names are put into the namespace at
-   once. A record that refers to a notebook function/class of another record
+3. Every good data record is unpickled on its own, its out-of-band buffers handed to
+   pickle as writable memoryview slices of the container (a read-only container is copied
+   into one bytearray first, once), and its names are put into the namespace at once. A record that refers to a notebook function/class of another record
    (`_rebuild.ref`) loads that record first (once). A bad record, or one that needs a bad
    record, is reported by variable name with the reason; the others restore.
 4. A record whose globals (listed by the core in step 1) hit the deny-list of `_trust`
    (os.system, subprocess.*, builtins.eval, js.*, ...) is not unpickled at all unless
    `trust=True`: it is reported as failed ("would call os.system when loaded; refused ...").
    Not a sandbox (see _trust.py): it stops the direct attack of a hostile checkpoint file.
+The manifest (JSON in 2.0, a plain pickle in 1.0) is `report.manifest`; a session-history
+record, if any, is `report.history` (parsed JSON).
 """
 
 import builtins
 import gc
 import importlib
+import json
 import time
 
 from . import _core, _rebuild
@@ -45,9 +50,30 @@ class _RecordFailed(Exception):
 
 
 def _as_bytes(data):
-    """bytes-like stays as is; a JS Uint8Array/ArrayBuffer (JsProxy) is copied in once."""
+    """bytes-like stays as is; a JS Uint8Array/ArrayBuffer (JsProxy) is copied in once, into
+    a bytearray (writable: out-of-band buffers restore as writable memory)."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return data
+    assign_to = getattr(data, "assign_to", None)
+    if callable(assign_to):
+        out = bytearray(int(data.byteLength))
+        assign_to(out)
+        return out
     to_bytes = getattr(data, "to_bytes", None)
-    return to_bytes() if callable(to_bytes) and not isinstance(data, (bytes, bytearray)) else data
+    return to_bytes() if callable(to_bytes) else data
+
+
+def _writable(data, records, manifest):
+    """The container as writable memory when a record has out-of-band buffers that must be
+    writable (numpy arrays: the manifest counts them): buffers are handed to pickle as
+    memoryview slices of it, so arrays come back writable with no further copy. Read-only
+    input (bytes) is copied once, here; a bytearray is used as is."""
+    if not any(rec.get("buffers") for rec in records):
+        return data
+    if isinstance(manifest, dict) and manifest.get("writable_buffers") == 0:
+        return data  # only bytes values, which are copied out of the container anyway
+    view = memoryview(data)
+    return data if not view.readonly else bytearray(view)
 
 
 def inspect(data):
@@ -68,6 +94,7 @@ def load_snapshot(data, namespace=None, trust=False):
     if "__builtins__" not in ns:  # a fresh dict: restored functions look builtins up here
         ns["__builtins__"] = builtins
     report = RestoreReport()
+    report.history = None  # the session's cells (a "history" record), when the checkpoint has one
     info = _core.inspect(data, validate=True)
     report.inspection = info
     records = info.get("records") or []
@@ -82,26 +109,47 @@ def load_snapshot(data, namespace=None, trust=False):
         start = rec["payload_offset"]
         return view[start:start + rec["length"]]
 
+    def buffers(rec):
+        return [view[b["offset"]:b["offset"] + b["length"]] for b in rec.get("buffers") or ()]
+
     manifest = None
     data_records = []
     for rec in records:
-        if rec.get("names") == [MANIFEST]:
-            if rec.get("ok"):
-                try:
-                    manifest = load_plain(payload(rec))
-                except Exception as exc:
-                    report.warnings.append(f"the manifest record could not be read ({exc})")
-            else:
+        kind = rec.get("kind")
+        if kind in ("manifest", "history") or rec.get("names") == [MANIFEST]:
+            what = "history" if kind == "history" else "manifest"
+            if not rec.get("ok"):
                 report.warnings.append(
-                    "the manifest record is damaged: module imports and the list of skipped "
-                    f"variables are unavailable ({_describe_error(rec.get('error'))})")
+                    f"the {what} record is damaged: " + (
+                        "module imports and the list of skipped variables are unavailable"
+                        if what == "manifest" else "the session's cells are unavailable")
+                    + f" ({_describe_error(rec.get('error'))})")
+                continue
+            try:
+                value = (load_plain(payload(rec)) if kind == "data"  # format 1.0's manifest
+                         else json.loads(bytes(payload(rec)).decode("utf-8")))
+            except Exception as exc:
+                report.warnings.append(f"the {what} record could not be read ({exc})")
+                continue
+            if what == "manifest":
+                manifest = value
+            else:
+                report.history = value
+        elif kind == "data" or kind is None and not rec.get("ok") and not rec.get("kind_code"):
+            data_records.append(rec)  # (a record whose header is damaged: reported below)
         else:
-            data_records.append(rec)
+            report.warnings.append(
+                f"record {rec['index']} ({', '.join(rec.get('names') or []) or 'no names'}) is "
+                f"of a kind this version cannot read (kind {rec.get('kind_code')}); it was "
+                "skipped. A newer elastic-lite wrote it: upgrade to restore it")
+    data = _writable(data, records, manifest)  # the manifest says if buffers need it
+    view = memoryview(data)
     if manifest is None and not any("manifest" in w for w in report.warnings):
         report.warnings.append("the checkpoint has no manifest record")
     if not info.get("ok") and info.get("error"):
         report.warnings.append("container: " + _describe_error(info["error"]))
 
+    report.manifest = manifest if isinstance(manifest, dict) else None
     if isinstance(manifest, dict):
         report.skipped = list(manifest.get("skipped") or [])
         for m in manifest.get("modules") or []:
@@ -138,7 +186,7 @@ def load_snapshot(data, namespace=None, trust=False):
             raise err
         state[idx] = "loading"
         try:
-            values = load(rec.get("serializer"), payload(rec))
+            values = load(rec.get("serializer"), payload(rec), buffers(rec))
             if not isinstance(values, tuple) or len(values) != len(names):
                 raise _RecordFailed(f"record {idx} does not hold {len(names)} values",
                                     code="structure")

@@ -4,7 +4,11 @@
 // __slots__ / namedtuples are checkpointed in one Pyodide and restored in a NEW one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { freshPyodide, py, pyBytes, pyJson } from './helpers/pyodide.mjs';
+
+const FIXTURE_1_0 = fileURLToPath(new URL('../../wasm/tests/fixtures/format-1.0/pyodide-3.14.elc', import.meta.url));
 
 const NOTEBOOK = String.raw`
 import collections, dataclasses, pickle, typing, zlib
@@ -12,7 +16,8 @@ from typing import *
 
 def _tensor_from(buf, shape):
     t = Tensor.__new__(Tensor)
-    t.data = buf if isinstance(buf, bytearray) else bytearray(buf)
+    # in the stream: a bytearray; out of band: the restored container's writable memory
+    t.data = buf if isinstance(buf, bytearray) else memoryview(buf).cast("B")
     t.shape = shape
     return t
 
@@ -27,6 +32,8 @@ class Tensor:
         return (_tensor_from, (bytes(self.data), self.shape))
     def crc(self):
         return zlib.crc32(self.data)
+    def writable(self):
+        return not memoryview(self.data).readonly
 
 big = Tensor(3 * 1024 * 1024 + 17, 7)
 mid = Tensor(100_000, 3)
@@ -65,7 +72,14 @@ test('PickleBuffer payloads and slotted classes: checkpoint in one Pyodide, rest
   const snap = await pyJson(A, '_snap.to_dict()');
   const before = await pyJson(A, '{"crc": [big.crc(), mid.crc(), tiny.crc()], "layouts": layouts()}');
 
-  await t.test('the PickleBuffer groups are cloudpickle, not dill, and hold the bytes', () => {
+  await t.test('the PickleBuffer groups are cloudpickle, not dill, and hold the bytes', async () => {
+    const info = await pyJson(A, '_el.inspect(_snap.data)');
+    const rec = (name) => info.records.find((r) => r.names.includes(name));
+    assert.deepEqual(rec('big').buffers.map((b) => b.length), [3 * 1024 * 1024 + 17], 'out of band');
+    assert.deepEqual(rec('mid').buffers.map((b) => b.length), [100000]);
+    assert.deepEqual(rec('tiny').buffers, [], 'a small buffer stays in the stream');
+    assert.ok(info.records.every((r) => r.buffers.every((b) => b.offset % 64 === 0)));
+    assert.equal(info.records.at(-1).kind, 'manifest');
     const group = snap.groups.find((g) => g.names.includes('big'));
     assert.deepEqual(group.names.sort(), ['big', 'tensors']);
     for (const g of snap.groups) {
@@ -93,6 +107,7 @@ test('PickleBuffer payloads and slotted classes: checkpoint in one Pyodide, rest
     assert.deepEqual(after, before);
     await py(B, String.raw`
 assert tensors["big"] is big and tensors["again"] is big and len(big.data) == 3 * 1024 * 1024 + 17
+assert big.writable() and mid.writable() and type(big.data) is memoryview and type(tiny.data) is bytearray
 big.data[0] = 255
 assert tensors["again"].data[0] == 255
 for obj in (p, s, stmts[0], t, cell):
@@ -107,4 +122,18 @@ assert (p.x, p.y, s.key(), stmts[0].text, t.y, cell.n) == (1, 2, 42, "x = 1", "d
 assert List[int] == typing.List[int] and Optional is typing.Optional
 `);
   });
+});
+
+test('a format 1.0 checkpoint (written before 2.0 existed) restores in a fresh Pyodide', async () => {
+  const B = await freshPyodide();
+  B.globals.set('_data', new Uint8Array(readFileSync(FIXTURE_1_0)));
+  const rep = await pyJson(B, '__import__("elastic_lite").load_snapshot(_data.to_py()).to_dict()');
+  assert.equal(rep.ok, true, JSON.stringify(rep.failed));
+  assert.deepEqual(rep.skipped.map((s) => s.name), ['gen']);
+  await py(B, String.raw`
+assert triple(2) == 6 and p.norm2() == 25 and isinstance(p, Point)
+assert alias["list"] is shared and shared == [1, 2, 3] and lock.acquire(False)
+scale = 10
+assert triple(2) == 20
+`);
 });

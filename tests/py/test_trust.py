@@ -32,7 +32,7 @@ def crafted(extra):
             w.write(payload)
             w.end_record(serializer)
         for rec in info["records"]:
-            w.begin_record(rec["names"])
+            w.begin_record(rec["names"], kind=rec["kind"])  # data, or the JSON manifest
             w.write(src[rec["payload_offset"]:rec["payload_offset"] + rec["length"]])
             w.end_record(rec["serializer"])
         return w.finish()
