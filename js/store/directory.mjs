@@ -1,28 +1,44 @@
 // DirectoryStore: checkpoints as files in one directory (Node: the CLI, tests).
 //
-//   <dir>/<stem>.elc        the checkpoint container, byte for byte what the core wrote (so a
-//                           file can be copied out, inspected or verified as it is)
-//   <dir>/<stem>.meta.json  { name, size, sha256, mtimeMs, meta }  the store's metadata
+//   <dir>/entries/<stem>.json   one checkpoint: {format, version, name, size, head, records:
+//                               [{key, length}], tail, meta} (head and tail base64)
+//   <dir>/records/<key>         one record's bytes, named by its key (SHA-256, see common.mjs)
+//   <dir>/locks/<stem>.lock     the writer lock of one checkpoint name, held for a whole write
+//   <dir>/store.lock            held for the short steps that change what records are used
+//   <dir>/retention.json        retention settings: {default, notebooks: {path: policy}}
+//   <dir>/<stem>.elc (+ .meta.json)  a checkpoint file as written by earlier versions (or
+//                               copied in by hand): still listed, read and deleted
 //
-// <stem> is the name percent-encoded (only A-Z a-z 0-9 _ - and non-leading dots stay as
-// they are), so no name can reach outside <dir> and two names never share a file.
+// <stem> is the name percent-encoded (only A-Z a-z 0-9 _ - and non-leading dots stay as they
+// are), so no name can reach outside <dir> and two names never share a file.
 //
-// Crash safety: every file is written to a temporary name (".tmp-<pid>-..."), fsynced, then
-// renamed over the real name, and the directory is fsynced. The container's rename is the
-// commit point: a crash before it leaves the previous checkpoint whole; a crash between it and
-// the metadata rename leaves the NEW container whole with stale metadata, which is detected
-// (size/mtime/sha256 recorded in the metadata no longer match) and replaced by metadata derived
-// from the file. Temporary files of dead processes are removed the next time a store opens the
-// directory.
+// Crash safety: every file is written under a temporary name (".tmp-<pid>-..."), fsynced, then
+// renamed, and its directory fsynced. Records are written first; the rename of the entry file
+// is the commit point, done under store.lock after checking that every record it names is
+// there. A kill at any point leaves each checkpoint either as it was or as it was being saved.
+// Which records are used is read from the entries themselves (no counter to get out of step):
+// a record no entry names is freed by delete and by the sweep (run when a store first opens
+// the directory), unless a writer has pinned it: a record's mtime is its pin, set to now when
+// putRecords() writes or finds it and reset to 0 by the commit that uses it; a pin older than
+// orphanGraceMs is ignored. Temporary and lock files of dead processes are removed too.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
-import { checkName, plainMeta, toBytes, byNewest, expiredNames, checkKeepLast } from './common.mjs';
+import { randomBytes } from 'node:crypto';
+import {
+  checkName, plainMeta, toBytes, byNewest, splitContainer, prepareRecords, checkEntry, distinctKeys,
+  isRecordKey, missingRecordError, storeError, checkRetention, defaultRetention, expiredByRetention,
+  DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS,
+} from './common.mjs';
+import { acquireLockFile, breakStale, readHolder, pidAlive } from './lockfile.mjs';
 
-const CONTAINER = '.elc';
-const SIDECAR = '.meta.json';
+const ENTRY_FORMAT = 'elastic-lite checkpoint entry';
+const ENTRY_VERSION = 2;
+const LEGACY_CONTAINER = '.elc';
+const LEGACY_SIDECAR = '.meta.json';
 const TMP_PREFIX = '.tmp-';
 const MAX_STEM = 200; // file names are limited to 255 bytes; leave room for suffixes
+const IO_IN_FLIGHT = 4;
+const UNPINNED = new Date(0);
 
 /** Percent-encodes a checkpoint name into a file-name stem (throws a clear Error if it can't). */
 export function nameToStem(name) {
@@ -57,56 +73,60 @@ function fmtBytes(n) {
   return mib >= 1 ? `${n} bytes (${mib.toFixed(1)} MiB)` : `${n} bytes`;
 }
 
-function pidAlive(pid) {
-  try { process.kill(pid, 0); return true; } catch (err) { return err.code === 'EPERM'; }
+// Runs fn over items with at most `limit` at once.
+async function eachLimited(items, limit, fn) {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) { const i = next; next += 1; await fn(items[i], i); }
+  }));
 }
 
 export class DirectoryStore {
   /**
    * @param {string} dir directory holding the checkpoints (created on first write)
-   * @param {object} [options]
-   * @param {number} [options.keepLast] keep only the newest N checkpoints per meta.notebook
+   * @param {object} [options] retention / keepLast, lockTimeoutMs, orphanGraceMs as for IndexedDBStore
    */
-  constructor(dir, { keepLast } = {}) {
+  constructor(dir, { retention, keepLast, lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS,
+    orphanGraceMs = DEFAULT_ORPHAN_GRACE_MS } = {}) {
     if (typeof dir !== 'string' || dir === '') throw new Error('DirectoryStore needs a directory path.');
     this.dir = path.resolve(dir);
-    this.keepLast = checkKeepLast(keepLast);
+    this.retention = defaultRetention(retention, keepLast);
+    this.lockTimeoutMs = lockTimeoutMs;
+    this.orphanGraceMs = orphanGraceMs;
     this._swept = false;
   }
 
-  _paths(name) {
+  get keepLast() { return this.retention?.keepLast ?? null; }
+
+  _entryFile(name) { return path.join(this.dir, 'entries', `${nameToStem(name)}.json`); }
+  _recordFile(key) { return path.join(this.dir, 'records', key); }
+  _legacyFiles(name) {
     const stem = nameToStem(name);
-    return { container: path.join(this.dir, stem + CONTAINER), sidecar: path.join(this.dir, stem + SIDECAR) };
+    return [path.join(this.dir, stem + LEGACY_CONTAINER), path.join(this.dir, stem + LEGACY_SIDECAR)];
   }
 
-  async _readdir() {
+  async _readdir(sub = '') {
     try {
-      return await fs.readdir(this.dir);
+      return await fs.readdir(path.join(this.dir, sub));
     } catch (err) {
       if (err.code === 'ENOENT') return [];
-      if (err.code === 'ENOTDIR') throw new Error(`Checkpoint store ${this.dir} is not a directory; pass --store DIR with a directory.`);
+      if (err.code === 'ENOTDIR') {
+        throw new Error(`Checkpoint store ${this.dir} is not a directory; pass --store DIR with a directory.`);
+      }
       throw err;
     }
   }
 
-  /** Removes temporary files left behind by processes that died mid-write (once per store). */
-  async _sweep() {
-    if (this._swept) return;
-    this._swept = true;
-    for (const f of await this._readdir()) {
-      const m = f.startsWith(TMP_PREFIX) && /^\.tmp-(\d+)-/.exec(f);
-      if (m && Number(m[1]) !== process.pid && !pidAlive(Number(m[1]))) {
-        await fs.rm(path.join(this.dir, f), { force: true });
-      }
-    }
+  async _mkdirs() {
+    for (const sub of ['entries', 'records', 'locks']) await fs.mkdir(path.join(this.dir, sub), { recursive: true });
   }
 
-  // fsync of the directory makes the renames durable (Linux, macOS). Some platforms cannot
+  // fsync of a directory makes the renames in it durable (Linux, macOS). Some platforms cannot
   // open or sync a directory; there the rename alone is the best available.
-  async _syncDir() {
+  async _syncDir(sub) {
     let fh;
     try {
-      fh = await fs.open(this.dir, 'r');
+      fh = await fs.open(path.join(this.dir, sub), 'r');
       await fh.sync();
     } catch (err) {
       if (!['EISDIR', 'EPERM', 'EINVAL', 'EBADF', 'EACCES'].includes(err.code)) throw err;
@@ -115,136 +135,475 @@ export class DirectoryStore {
     }
   }
 
-  /** Writes data to a fresh temporary file in the store directory, fsynced; returns its path. */
-  async _writeTemp(stem, suffix, data) {
-    const tmp = path.join(this.dir, `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}-${stem}${suffix}`);
+  /** Writes `pieces` to a fresh fsynced temporary file in `sub`, renames it to `target`. */
+  async _writeFile(sub, target, pieces) {
+    const tmp = path.join(this.dir, sub, `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
     const fh = await fs.open(tmp, 'wx', 0o644);
     try {
-      await fh.writeFile(data);
+      // writev writes the caller's views as they are: no copy of a record in here.
+      let left = pieces.filter((p) => p.byteLength > 0);
+      while (left.length) {
+        const { bytesWritten } = await fh.writev(left);
+        left = skipWritten(left, bytesWritten);
+      }
       await fh.sync();
-      return { tmp, stat: await fh.stat() };
+      await fh.close();
+      await fs.rename(tmp, target);
     } catch (err) {
       await fh.close().catch(() => {});
       await fs.rm(tmp, { force: true });
       throw err;
-    } finally {
-      await fh.close().catch(() => {}); // no-op when already closed above
+    }
+  }
+
+  // ---- locks --------------------------------------------------------------------------------
+
+  /** Holds the writer lock of checkpoint `name` (every process using this directory). */
+  async lock(name, { timeoutMs = this.lockTimeoutMs } = {}) {
+    const stem = nameToStem(name);
+    await this._mkdirs();
+    return acquireLockFile(path.join(this.dir, 'locks', `${stem}.lock`), { timeoutMs, what: `Checkpoint "${name}"` });
+  }
+
+  async _withStoreLock(fn) {
+    await this._mkdirs();
+    const lock = await acquireLockFile(path.join(this.dir, 'store.lock'),
+      { timeoutMs: this.lockTimeoutMs, what: `The checkpoint store ${this.dir}` });
+    try { return await fn(); } finally { await lock.release(); }
+  }
+
+  // ---- writing ------------------------------------------------------------------------------
+
+  async putRecords(records) {
+    const prepared = await prepareRecords(records);
+    await this._opened();
+    try {
+      await this._writeRecords(prepared);
+    } catch (err) {
+      throw await this._writeError(null, prepared.reduce((n, r) => n + r.length, 0), err);
+    }
+    return prepared.map((r) => r.key);
+  }
+
+  // Pins the records already stored (under store.lock, so a delete cannot free one between the
+  // check and the pin) and writes the others; returns the keys it wrote.
+  async _writeRecords(prepared) {
+    const unique = [...new Map(prepared.map((r) => [r.key, r])).values()];
+    const missing = await this._withStoreLock(async () => {
+      const now = new Date();
+      const out = [];
+      for (const r of unique) {
+        const file = this._recordFile(r.key);
+        const st = await fs.stat(file).catch(() => null);
+        if (st && st.isFile() && st.size === r.length) await fs.utimes(file, now, now);
+        else out.push(r); // absent, or damaged (wrong size): written again
+      }
+      return out;
+    });
+    await eachLimited(missing, IO_IN_FLIGHT, (r) => this._writeFile('records', this._recordFile(r.key), r.pieces));
+    if (missing.length) await this._syncDir('records');
+    return missing.map((r) => r.key);
+  }
+
+  async hasRecords(keys) {
+    const list = [...keys];
+    list.forEach((k) => { if (!isRecordKey(k)) throw new Error(`Not a record key: ${JSON.stringify(k)}.`); });
+    await this._opened();
+    return this._withStoreLock(async () => {
+      const now = new Date();
+      return Promise.all(list.map(async (k) => {
+        try { await fs.utimes(this._recordFile(k), now, now); return true; } catch { return false; }
+      }));
+    });
+  }
+
+  async commit(name, entry, { retention } = {}) {
+    checkName(name);
+    const e = checkEntry(entry);
+    const meta = plainMeta(entry.meta, e.size);
+    await this._opened();
+    try {
+      await this._withStoreLock(() => this._commitLocked(name, e, meta, retention));
+    } catch (err) {
+      throw await this._writeError(name, e.size, err);
     }
   }
 
   async put(name, bytes, meta = {}) {
-    const { container, sidecar } = this._paths(name);
-    const stem = path.basename(container, CONTAINER);
-    const data = toBytes(bytes);
-    const m = plainMeta(meta, data.byteLength);
-    await fs.mkdir(this.dir, { recursive: true });
-    await this._sweep();
-    const expired = expiredNames(await this.list(), name, m, this.keepLast);
-    const temps = [];
+    checkName(name);
+    const size = toBytes(bytes).byteLength;
+    const parts = splitContainer(bytes);
+    const lock = await this.lock(name);
+    let created = [];
     try {
-      const c = await this._writeTemp(stem, CONTAINER, data);
-      temps.push(c.tmp);
-      const side = {
-        name, size: data.byteLength, mtimeMs: c.stat.mtimeMs,
-        sha256: createHash('sha256').update(data).digest('hex'), meta: m,
-      };
-      const s = await this._writeTemp(stem, SIDECAR, JSON.stringify(side, null, 1) + '\n');
-      temps.push(s.tmp);
-      await fs.rename(c.tmp, container); // the commit point
-      temps.shift();
-      await fs.rename(s.tmp, sidecar);
-      temps.shift();
-      await this._syncDir();
+      const prepared = await prepareRecords(parts.records);
+      await this._opened();
+      created = await this._writeRecords(prepared);
+      const e = checkEntry({ head: parts.head, tail: parts.tail, records: prepared.map((r) => ({ key: r.key, length: r.length })) });
+      await this._withStoreLock(() => this._commitLocked(name, e, plainMeta(meta, e.size)));
+      created = [];
     } catch (err) {
-      await Promise.all(temps.map((t) => fs.rm(t, { force: true })));
-      throw await this._writeError(name, data.byteLength, err);
+      throw await this._writeError(name, size, err);
+    } finally {
+      if (created.length) await this.discardRecords(created).catch(() => {}); // give the space back
+      await lock.release();
     }
-    for (const old of expired) await this.delete(old);
+  }
+
+  async _commitLocked(name, e, meta, retentionOverride) {
+    const missing = [];
+    const lengths = new Map(e.records.map((r) => [r.key, r.length]));
+    await Promise.all([...lengths].map(async ([key, length]) => {
+      const st = await fs.stat(this._recordFile(key)).catch(() => null);
+      if (!st || st.size !== length) missing.push(key);
+    }));
+    if (missing.length) throw missingRecordError(name, missing);
+    const before = await this._readEntry(name).catch(() => null); // a damaged one is replaced
+    const doc = {
+      format: ENTRY_FORMAT, version: ENTRY_VERSION, name, size: e.size,
+      head: Buffer.from(e.head.buffer, e.head.byteOffset, e.head.byteLength).toString('base64'),
+      records: e.records,
+      tail: Buffer.from(e.tail.buffer, e.tail.byteOffset, e.tail.byteLength).toString('base64'),
+      meta,
+    };
+    await this._writeFile('entries', this._entryFile(name), [Buffer.from(JSON.stringify(doc) + '\n')]);
+    await this._syncDir('entries'); // the commit point is durable
+    await Promise.all(this._legacyFiles(name).map((f) => fs.rm(f, { force: true })));
+    // Committed records are no longer pinned: once unused they can be freed at once.
+    await Promise.all(distinctKeys(e.records).map((k) => fs.utimes(this._recordFile(k), new Date(), UNPINNED).catch(() => {})));
+    const dropped = before ? [...distinctKeys(before.records)] : [];
+    if (meta.notebook != null) {
+      const policy = retentionOverride !== undefined ? checkRetention(retentionOverride)
+        : await this._retentionFor(meta.notebook);
+      if (policy) {
+        const mine = (await this._entries()).filter((x) => x.meta.notebook === meta.notebook);
+        const expired = expiredByRetention(mine.map((x) => ({
+          name: x.name, createdMs: x.meta.createdMs ?? 0, fixedBytes: x.fixedBytes,
+          bytes: () => x.records.map((r) => [r.key, r.length]),
+        })), name, policy);
+        for (const old of expired) dropped.push(...(await this._removeEntry(old)));
+      }
+    }
+    await this._freeUnused(dropped);
+  }
+
+  // Removes the entry (and legacy files) of `name`; returns the keys it used.
+  async _removeEntry(name) {
+    const entry = await this._readEntry(name).catch(() => null);
+    await fs.rm(this._entryFile(name), { force: true });
+    await Promise.all(this._legacyFiles(name).map((f) => fs.rm(f, { force: true })));
+    return entry ? distinctKeys(entry.records) : [];
+  }
+
+  // Frees those of `keys` that no entry names and no live writer pinned (store.lock held).
+  async _freeUnused(keys, { ignorePins = false } = {}) {
+    if (!keys.length) return 0;
+    const used = new Set();
+    for (const x of await this._entries()) for (const r of x.records) used.add(r.key);
+    let freed = 0;
+    for (const key of new Set(keys)) {
+      if (used.has(key)) continue;
+      const file = this._recordFile(key);
+      const st = await fs.stat(file).catch(() => null);
+      if (!st) continue;
+      if (!ignorePins && Date.now() - st.mtimeMs < this.orphanGraceMs) continue;
+      await fs.rm(file, { force: true });
+      freed += 1;
+    }
+    if (freed) await this._syncDir('records');
+    return freed;
   }
 
   async _writeError(name, needed, err) {
+    if (err.code === 'busy' || err.code === 'missing-record') return err;
     if (err.code === 'ENOSPC' || err.code === 'EDQUOT') {
       let free = null;
       try { const s = await fs.statfs(this.dir); free = s.bavail * s.bsize; } catch { /* best effort */ }
-      const e = new Error(`Not enough disk space in ${this.dir} to save checkpoint "${name}": it needs ` +
+      const what = name ? `checkpoint "${name}"` : 'checkpoint records';
+      const e = new Error(`Not enough disk space in ${this.dir} to save ${what}: it needs ` +
         `${fmtBytes(needed)}, ${free == null ? 'free space unknown' : `${fmtBytes(free)} free`}. Delete old ` +
-        `checkpoints (elastic-lite rm NAME) or free disk space, and try again. The previous checkpoint ` +
-        `"${name}", if any, is unchanged.`);
+        'checkpoints (elastic-lite rm NAME) or free disk space, and try again.' +
+        (name ? ` The previous checkpoint "${name}", if any, is unchanged.` : ''));
       e.code = err.code; e.needed = needed; e.free = free;
       return e;
     }
-    const e = new Error(`Saving checkpoint "${name}" in ${this.dir} failed (${err.message}); the previous ` +
-      'checkpoint of that name, if any, is unchanged.');
+    if (err.message && err.message.startsWith('Not enough disk space')) return err;
+    const e = new Error(`Saving ${name ? `checkpoint "${name}"` : 'checkpoint records'} in ${this.dir} failed (${err.message}); ` +
+      (name ? 'the previous checkpoint of that name, if any, is unchanged.' : 'no checkpoint was changed.'));
     e.code = err.code; e.cause = err;
     return e;
   }
 
-  /** Reads the metadata file; null when it is missing, unreadable or not ours. */
-  async _readSidecar(file, name) {
-    try {
-      const s = JSON.parse(await fs.readFile(file, 'utf8'));
-      if (s && s.name === name && Number.isSafeInteger(s.size) && typeof s.sha256 === 'string' &&
-          s.meta && typeof s.meta === 'object') return s;
-    } catch { /* missing or damaged metadata is replaced by metadata derived from the file */ }
-    return null;
+  // ---- reading ------------------------------------------------------------------------------
+
+  /** The parsed entry file of `name`, null if absent; throws if it is damaged. */
+  async _readEntry(name) {
+    const file = this._entryFile(name);
+    let text;
+    try { text = await fs.readFile(file, 'utf8'); } catch (err) {
+      if (err.code === 'ENOENT') return null;
+      throw new Error(`Reading checkpoint "${name}" from ${file} failed: ${err.message}`);
+    }
+    const doc = parseEntry(text, name);
+    if (!doc) {
+      throw storeError('corrupted', `Checkpoint "${name}" in ${this.dir} is corrupted: ${file} is not a valid entry. ` +
+        `Delete it (elastic-lite rm "${name}") and checkpoint again.`);
+    }
+    return doc;
   }
 
-  // Metadata for a container whose metadata file is missing or stale (e.g. a crash between
-  // the two renames of put, or a file copied into the directory by hand).
-  static _derivedMeta(stat) {
-    return { notebook: null, createdMs: Math.round(stat.mtimeMs), size: stat.size, metadataMissing: true };
+  // Every readable entry (damaged entry files are skipped: get() reports them by name).
+  async _entries() {
+    const out = [];
+    for (const f of await this._readdir('entries')) {
+      if (!f.endsWith('.json') || f.startsWith('.')) continue;
+      const name = stemToName(f.slice(0, -5));
+      if (name === null) continue;
+      const doc = parseEntry(await fs.readFile(path.join(this.dir, 'entries', f), 'utf8').catch(() => ''), name);
+      if (doc) out.push(doc);
+    }
+    return out;
   }
 
   async get(name) {
-    const { container, sidecar } = this._paths(name);
-    let bytes;
-    try {
-      bytes = new Uint8Array(await fs.readFile(container));
-    } catch (err) {
-      if (err.code === 'ENOENT') return null;
-      throw new Error(`Reading checkpoint "${name}" from ${container} failed: ${err.message}`);
-    }
-    const side = await this._readSidecar(sidecar, name);
-    const ok = side && side.size === bytes.byteLength &&
-      side.sha256 === createHash('sha256').update(bytes).digest('hex');
-    const meta = ok ? { ...side.meta, size: bytes.byteLength }
-      : DirectoryStore._derivedMeta({ ...(await fs.stat(container)), size: bytes.byteLength });
-    return { bytes, meta };
+    checkName(name);
+    const entry = await this._readEntry(name);
+    if (!entry) return this._getLegacy(name);
+    const out = new Uint8Array(entry.size);
+    out.set(entry.head, 0);
+    let at = entry.head.byteLength;
+    const jobs = entry.records.map((r) => { const job = [r, at]; at += r.length; return job; });
+    await eachLimited(jobs, IO_IN_FLIGHT, async ([r, offset]) => {
+      const problem = await readRecordInto(this._recordFile(r.key), r.length, out, offset);
+      if (problem) {
+        throw storeError('corrupted', `Checkpoint "${name}" in ${this.dir} is corrupted: record ${r.key.slice(0, 12)}… ${problem}. ` +
+          `Delete it (elastic-lite rm "${name}") and checkpoint again.`);
+      }
+    });
+    out.set(entry.tail, at);
+    return { bytes: out, meta: { ...entry.meta, size: entry.size } };
+  }
+
+  /**
+   * The entry of checkpoint `name` without its records' bytes: {name, head, records, tail, meta,
+   * size}. A file of an earlier version has no records: it is all tail (and read whole).
+   */
+  async getEntry(name) {
+    checkName(name);
+    const entry = await this._readEntry(name);
+    if (entry) return { name, head: entry.head, records: entry.records, tail: entry.tail, meta: { ...entry.meta, size: entry.size }, size: entry.size };
+    const legacy = await this._getLegacy(name);
+    return legacy && { name, head: new Uint8Array(0), records: [], tail: legacy.bytes, meta: legacy.meta, size: legacy.bytes.byteLength };
+  }
+
+  async readRecords(keys) {
+    const list = [...keys];
+    return Promise.all(list.map(async (key) => {
+      if (!isRecordKey(key)) throw new Error(`Not a record key: ${JSON.stringify(key)}.`);
+      try {
+        return asView(await fs.readFile(this._recordFile(key)));
+      } catch (err) {
+        if (err.code === 'ENOENT') throw storeError('missing-record', `Record ${key} is not in the store ${this.dir}.`, { keys: [key] });
+        throw err;
+      }
+    }));
   }
 
   async list({ notebook } = {}) {
-    await this._sweep();
+    await this._opened();
     const out = [];
+    const names = new Set();
+    for (const e of await this._entries()) {
+      names.add(e.name);
+      const meta = { ...e.meta, size: e.size };
+      if (notebook == null || meta.notebook === notebook) out.push({ name: e.name, meta });
+    }
     for (const f of await this._readdir()) {
-      if (!f.endsWith(CONTAINER) || f.startsWith('.')) continue;
-      const stem = f.slice(0, -CONTAINER.length);
-      const name = stemToName(stem);
-      if (name === null) continue;
-      let st;
-      try { st = await fs.stat(path.join(this.dir, f)); } catch { continue; } // deleted meanwhile
-      if (!st.isFile()) continue;
-      const side = await this._readSidecar(path.join(this.dir, stem + SIDECAR), name);
-      // Cheap staleness check here (size + mtime); get() also compares the sha256.
-      const fresh = side && side.size === st.size && side.mtimeMs === st.mtimeMs;
-      const meta = fresh ? { ...side.meta, size: st.size } : DirectoryStore._derivedMeta(st);
-      if (notebook == null || meta.notebook === notebook) out.push({ name, meta });
+      if (!f.endsWith(LEGACY_CONTAINER) || f.startsWith('.')) continue;
+      const name = stemToName(f.slice(0, -LEGACY_CONTAINER.length));
+      if (name === null || names.has(name)) continue;
+      const legacy = await this._legacyMeta(name);
+      if (legacy && (notebook == null || legacy.meta.notebook === notebook)) out.push({ name, meta: legacy.meta });
     }
     return out.sort(byNewest);
   }
 
   async delete(name) {
-    const { container, sidecar } = this._paths(name);
-    let existed = true;
+    checkName(name);
+    await this._opened();
+    return this._withStoreLock(async () => {
+      let entry = null; let damaged = false;
+      try { entry = await this._readEntry(name); } catch { damaged = true; } // a damaged entry goes too
+      const existed = !!entry || damaged || !!(await this._legacyMeta(name));
+      await fs.rm(this._entryFile(name), { force: true });
+      await Promise.all(this._legacyFiles(name).map((f) => fs.rm(f, { force: true })));
+      if (existed) await this._syncDir('entries');
+      await this._freeUnused(entry ? distinctKeys(entry.records) : []);
+      return existed;
+    });
+  }
+
+  // ---- checkpoints of earlier versions: <stem>.elc + <stem>.meta.json ------------------------
+
+  // {meta, file} of a legacy checkpoint, or null. Metadata that does not match the file (size
+  // and mtime recorded when it was written) is replaced by metadata derived from the file.
+  async _legacyMeta(name) {
+    const [container, sidecar] = this._legacyFiles(name);
+    const st = await fs.stat(container).catch(() => null);
+    if (!st || !st.isFile()) return null;
+    let side = null;
     try {
-      await fs.unlink(container); // first: without its container the checkpoint is gone
+      const s = JSON.parse(await fs.readFile(sidecar, 'utf8'));
+      if (s && s.name === name && s.size === st.size && s.mtimeMs === st.mtimeMs && s.meta && typeof s.meta === 'object') side = s;
+    } catch { /* missing or damaged */ }
+    const meta = side ? { ...side.meta, size: st.size }
+      : { notebook: null, createdMs: Math.round(st.mtimeMs), size: st.size, metadataMissing: true };
+    return { meta, file: container };
+  }
+
+  async _getLegacy(name) {
+    const legacy = await this._legacyMeta(name);
+    if (!legacy) return null;
+    try {
+      const bytes = asView(await fs.readFile(legacy.file));
+      return { bytes, meta: { ...legacy.meta, size: bytes.byteLength } };
     } catch (err) {
-      if (err.code !== 'ENOENT') throw new Error(`Deleting checkpoint "${name}" failed: ${err.message}`);
-      existed = false;
+      if (err.code === 'ENOENT') return null;
+      throw new Error(`Reading checkpoint "${name}" from ${legacy.file} failed: ${err.message}`);
     }
-    await fs.rm(sidecar, { force: true });
-    if (existed) await this._syncDir();
-    return existed;
+  }
+
+  // ---- retention settings, housekeeping -----------------------------------------------------
+
+  async _retentionSettings() {
+    try {
+      const s = JSON.parse(await fs.readFile(path.join(this.dir, 'retention.json'), 'utf8'));
+      return { default: s.default ?? null, notebooks: s.notebooks && typeof s.notebooks === 'object' ? s.notebooks : {} };
+    } catch {
+      return { default: null, notebooks: {} };
+    }
+  }
+
+  async _retentionFor(notebook) {
+    const s = await this._retentionSettings();
+    const own = notebook != null ? s.notebooks[notebook] : undefined;
+    return checkRetention(own ?? s.default) ?? this.retention;
+  }
+
+  /** Retention for `notebook` (null: every notebook without its own), kept in retention.json. */
+  async setRetention(notebook, policy) {
+    const p = checkRetention(policy);
+    await this._withStoreLock(async () => {
+      const s = await this._retentionSettings();
+      if (notebook == null) s.default = p; else if (p) s.notebooks[notebook] = p; else delete s.notebooks[notebook];
+      await this._writeFile('', path.join(this.dir, 'retention.json'), [Buffer.from(JSON.stringify(s, null, 1) + '\n')]);
+      await this._syncDir('');
+    });
+  }
+
+  async getRetention(notebook) {
+    const s = await this._retentionSettings();
+    if (notebook == null) return checkRetention(s.default) ?? this.retention;
+    return this._retentionFor(notebook);
+  }
+
+  /** Frees records no entry names (pins older than orphanGraceMs), dead writers' temp and lock files. */
+  async sweep() {
+    return this._withStoreLock(async () => {
+      const stale = async (sub) => {
+        for (const f of await this._readdir(sub)) {
+          const m = f.startsWith(TMP_PREFIX) && /^\.tmp-(\d+)-/.exec(f);
+          if (m && Number(m[1]) !== process.pid && !pidAlive(Number(m[1]))) await fs.rm(path.join(this.dir, sub, f), { force: true });
+        }
+      };
+      await Promise.all(['', 'entries', 'records', 'locks'].map(stale));
+      for (const sub of ['locks', '']) {
+        for (const f of await this._readdir(sub)) {
+          if (!(sub === 'locks' && f.endsWith('.lock')) && !f.includes('.lock.break-')) continue;
+          const file = path.join(this.dir, sub, f);
+          await breakStale(file, await readHolder(file));
+        }
+      }
+      const records = (await this._readdir('records')).filter(isRecordKey);
+      return this._freeUnused(records);
+    });
+  }
+
+  /** Frees those of `keys` that no entry names, pinned or not (a writer giving up its records). */
+  async discardRecords(keys) {
+    return this._withStoreLock(() => this._freeUnused([...keys], { ignorePins: true }));
+  }
+
+  async stats() {
+    const records = (await this._readdir('records')).filter(isRecordKey);
+    let recordBytes = 0;
+    for (const k of records) recordBytes += (await fs.stat(this._recordFile(k)).catch(() => ({ size: 0 }))).size;
+    const entries = (await this._readdir('entries')).filter((f) => f.endsWith('.json') && !f.startsWith('.')).length;
+    return { checkpoints: entries, records: records.length, recordBytes };
+  }
+
+  // The first use of a store sweeps what dead writers left behind (best effort).
+  async _opened() {
+    if (this._swept) return;
+    this._swept = true;
+    if ((await this._readdir()).length === 0) return;
+    await this.sweep().catch(() => {});
   }
 
   async close() {}
+}
+
+// A Uint8Array over a Buffer's bytes (new Uint8Array(buffer) would copy them).
+function asView(buf) {
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+function skipWritten(pieces, n) {
+  const out = [];
+  for (const p of pieces) {
+    if (n >= p.byteLength) { n -= p.byteLength; continue; }
+    out.push(n > 0 ? p.subarray(n) : p);
+    n = 0;
+  }
+  return out;
+}
+
+// An entry document, checked, with head/tail decoded; null if it is not a valid one for `name`.
+function parseEntry(text, name) {
+  let d;
+  try { d = JSON.parse(text); } catch { return null; }
+  if (!d || d.format !== ENTRY_FORMAT || d.version !== ENTRY_VERSION || d.name !== name ||
+      typeof d.head !== 'string' || typeof d.tail !== 'string' || !Array.isArray(d.records) ||
+      !d.meta || typeof d.meta !== 'object') return null;
+  try {
+    const e = checkEntry({ head: Buffer.from(d.head, 'base64'), tail: Buffer.from(d.tail, 'base64'), records: d.records });
+    if (e.size !== d.size) return null;
+    return { name, size: e.size, head: new Uint8Array(e.head), tail: new Uint8Array(e.tail), records: e.records, meta: d.meta,
+      fixedBytes: e.head.byteLength + e.tail.byteLength };
+  } catch {
+    return null;
+  }
+}
+
+// Reads record file `file` (expected `length` bytes) into out[at...]; a problem or null.
+async function readRecordInto(file, length, out, at) {
+  let fh;
+  try {
+    fh = await fs.open(file, 'r');
+  } catch (err) {
+    return err.code === 'ENOENT' ? 'is missing' : `cannot be read (${err.message})`;
+  }
+  try {
+    const { size } = await fh.stat();
+    if (size !== length) return `holds ${size} bytes instead of ${length}`;
+    let got = 0;
+    while (got < length) {
+      const { bytesRead } = await fh.read(out, at + got, length - got, got);
+      if (bytesRead === 0) return `ended after ${got} of ${length} bytes`;
+      got += bytesRead;
+    }
+    return null;
+  } finally {
+    await fh.close();
+  }
 }

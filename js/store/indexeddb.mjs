@@ -1,39 +1,24 @@
-// IndexedDBStore: checkpoints in the browser's IndexedDB (page or web worker).
+// IndexedDBStore: checkpoints in the browser's IndexedDB (page or web worker), content-addressed.
 //
 // This file must stay ONE self-contained ES module with no imports at all: it is shipped
-// inside the Python wheel and imported from Python through a data:/Blob URL (where relative
-// imports cannot resolve), and it is bundled by the JupyterLab extension. It uses no DOM API,
-// only `indexedDB` and (when present) `navigator.storage`, so it also runs in workers.
+// inside the Python wheel and imported from Python through a Blob URL (where relative imports
+// cannot resolve), and the JupyterLab extension loads it from its static folder. It uses no
+// DOM API, only `indexedDB`, `crypto.subtle` and (when present) `navigator.locks` and
+// `navigator.storage`, so it also runs in workers. The rules every store shares (names,
+// metadata, record keys, cutting a container into records, retention, writer locks) live in
+// the first half and are re-exported by common.mjs for MemoryStore and DirectoryStore.
 //
-// Layout (schema v1):
-//   "checkpoints"  keyPath "name"            { name, notebook, createdMs, size, chunkCount,
-//                                              chunkSize, meta }     index "notebook"
-//   "chunks"       keyPath ["name", "seq"]   { name, seq, data: Uint8Array }   index "name"
-//
-// Payloads are split into chunks of a few MiB so a checkpoint of hundreds of MB is never one
-// giant structured-clone value. put() is ONE readwrite transaction: delete the old chunks of
-// that name, write the new chunks, write the metadata record LAST. IndexedDB transactions are
-// atomic, so an abort, a crash, a closed tab or a QuotaExceededError rolls everything back: the
-// previous checkpoint of that name stays whole and no orphan chunk survives.
+// What a store keeps (docs/INTERFACES.md, "Stores"): each record of a checkpoint once, under
+// its key (a SHA-256 of its bytes), with a count of the checkpoints that use it; and per
+// checkpoint an entry {head, records: [{key, length}], tail, meta}, where head + the records'
+// bytes + tail is the checkpoint file exactly. A record unchanged between two checkpoints is
+// stored once.
 
-export const SCHEMA_VERSION = 1;
-export const DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024;
-const META = 'checkpoints';
-const CHUNKS = 'chunks';
+// ---------------------------------------------------------------------------------------------
+// Names, metadata, bytes
+// ---------------------------------------------------------------------------------------------
+
 const MAX_NAME_LENGTH = 200;
-
-// One function per schema step: MIGRATIONS[v] upgrades a database at version v to v + 1.
-// A future v2 appends a function here (it gets the version-change transaction, so it can read
-// and rewrite the v1 records with cursors); opening then runs every missing step in order.
-const MIGRATIONS = [
-  // 0 -> 1: the initial layout.
-  (db) => {
-    const meta = db.createObjectStore(META, { keyPath: 'name' });
-    meta.createIndex('notebook', 'notebook', { unique: false });
-    const chunks = db.createObjectStore(CHUNKS, { keyPath: ['name', 'seq'] });
-    chunks.createIndex('name', 'name', { unique: false });
-  },
-];
 
 /** Throws a clear Error unless `name` can be a checkpoint name (same rule in every store). */
 export function checkName(name) {
@@ -68,6 +53,395 @@ export function toBytes(bytes) {
   throw new Error('Checkpoint bytes must be a Uint8Array.');
 }
 
+export function byNewest(a, b) {
+  return (b.meta.createdMs ?? 0) - (a.meta.createdMs ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+/** An Error with a machine-readable `.code` (hosts classify by code, never by text). */
+export function storeError(code, message, extra = {}) {
+  const err = new Error(message);
+  err.code = code;
+  return Object.assign(err, extra);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Record keys
+// ---------------------------------------------------------------------------------------------
+//
+// key = hex SHA-256( u64le(length) || SHA-256(leaf 0) || SHA-256(leaf 1) || ... ), the leaves
+// being the record's consecutive 4 MiB slices (the last one shorter; none when it is empty).
+// Not a plain SHA-256 of the bytes because WebCrypto has no incremental digest: a record that
+// arrives as several pieces (a pickle stream, then out-of-band buffers) would have to be copied
+// into one buffer first. Leaves are hashed as they lie in the caller's pieces; only a leaf that
+// straddles two pieces is copied (at most 4 MiB at a time). Python's MemoryStore computes the
+// same key with hashlib (py/elastic_lite/_store.py, record_key).
+
+export const KEY_LEAF_SIZE = 4 * 1024 * 1024;
+const KEY_PATTERN = /^[0-9a-f]{64}$/;
+const HASHES_IN_FLIGHT = 4; // WebCrypto copies its input: bound the copies alive at once
+
+/** The pieces of one record as given: a Uint8Array, or an array of Uint8Arrays to concatenate. */
+export function recordPieces(record) {
+  return (Array.isArray(record) ? record : [record]).map(toBytes);
+}
+
+export function piecesLength(pieces) {
+  let n = 0;
+  for (const p of pieces) n += p.byteLength;
+  return n;
+}
+
+/**
+ * Consecutive slices of `size` bytes over the concatenation of `pieces`. A slice inside one
+ * piece is a view of it; a slice that straddles pieces is a fresh copy.
+ */
+export function* slices(pieces, size) {
+  let i = 0; let off = 0;
+  const total = piecesLength(pieces);
+  for (let start = 0; start < total; start += size) {
+    const want = Math.min(size, total - start);
+    while (off === pieces[i].byteLength) { i += 1; off = 0; }
+    if (pieces[i].byteLength - off >= want) {
+      yield pieces[i].subarray(off, off + want);
+      off += want;
+      continue;
+    }
+    const out = new Uint8Array(want);
+    let filled = 0;
+    while (filled < want) {
+      while (off === pieces[i].byteLength) { i += 1; off = 0; }
+      const n = Math.min(want - filled, pieces[i].byteLength - off);
+      out.set(pieces[i].subarray(off, off + n), filled);
+      filled += n; off += n;
+    }
+    yield out;
+  }
+}
+
+function webCrypto() {
+  const subtle = globalThis.crypto && globalThis.crypto.subtle;
+  if (!subtle) {
+    throw new Error('WebCrypto (crypto.subtle) is not available here; checkpoint stores need it to name ' +
+      'records. Browsers offer it only to secure pages: serve the page over https or from localhost.');
+  }
+  return subtle;
+}
+
+function hex(buffer) {
+  let s = '';
+  for (const b of new Uint8Array(buffer)) s += b.toString(16).padStart(2, '0');
+  return s;
+}
+
+/** The key of one record (see above); `record` as recordPieces() takes it. */
+export async function recordKey(record) {
+  const pieces = recordPieces(record);
+  const length = piecesLength(pieces);
+  const subtle = webCrypto();
+  const digests = [];
+  const inFlight = [];
+  for (const leaf of slices(pieces, KEY_LEAF_SIZE)) {
+    const p = subtle.digest('SHA-256', leaf);
+    digests.push(p); inFlight.push(p);
+    if (inFlight.length >= HASHES_IN_FLIGHT) await inFlight.shift();
+  }
+  const top = new Uint8Array(8 + 32 * digests.length);
+  new DataView(top.buffer).setBigUint64(0, BigInt(length), true);
+  (await Promise.all(digests)).forEach((d, i) => top.set(new Uint8Array(d), 8 + 32 * i));
+  return hex(await subtle.digest('SHA-256', top));
+}
+
+export function isRecordKey(key) {
+  return typeof key === 'string' && KEY_PATTERN.test(key);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cutting a checkpoint file into head, records and tail
+// ---------------------------------------------------------------------------------------------
+//
+// A format-2 file is: file header, records (each 64-byte aligned, position independent),
+// index, footer (wasm/FORMAT.md). The store keeps the file header (and the padding after it)
+// as the entry's head, every record (with the zero padding up to the next record) as one
+// content-addressed record, and the index + footer as the tail. Any cut of the bytes
+// reassembles them exactly, so nothing here needs to validate the file: a damaged or foreign
+// file (or a format-1 file, whose records carry their own index and cannot be shared) is kept
+// as a single record. Validation is the core's job, when the checkpoint is read.
+
+const FOOTER_SIZE = 32;
+const FOOTER_MAGIC = 0x54464c45; // "ELFT" read little-endian
+const INDEX_MAGIC = 0x58494c45;  // "ELIX"
+const FORMAT_SHARED_RECORDS = 2; // the first major whose records are position independent
+const INDEX_ENTRY_SIZE = 16;     // format 2: u64 offset, u64 length per record
+
+/** {head, records: [Uint8Array], tail} as views of `bytes` (never copies). */
+export function splitContainer(bytes) {
+  const u8 = toBytes(bytes);
+  const cut = formatTwoCut(u8);
+  if (!cut) {
+    return { head: u8.subarray(0, 0), records: u8.byteLength ? [u8] : [], tail: u8.subarray(0, 0) };
+  }
+  const { starts, indexOffset } = cut;
+  const records = starts.map((s, i) => u8.subarray(s, i + 1 < starts.length ? starts[i + 1] : indexOffset));
+  return { head: u8.subarray(0, starts.length ? starts[0] : indexOffset), records, tail: u8.subarray(indexOffset) };
+}
+
+// Record start offsets and the index offset of a format-2 file, or null. Only bounds and
+// order are checked: enough for the cut to be a partition of the bytes.
+function formatTwoCut(u8) {
+  const size = u8.byteLength;
+  if (size < FOOTER_SIZE + 12) return null;
+  const dv = new DataView(u8.buffer, u8.byteOffset, size);
+  const f = size - FOOTER_SIZE;
+  if (dv.getUint32(f, true) !== FOOTER_MAGIC || dv.getUint16(f + 24, true) !== FORMAT_SHARED_RECORDS) return null;
+  const count = dv.getUint32(f + 4, true);
+  const indexOffset = Number(dv.getBigUint64(f + 8, true));
+  if (!(indexOffset >= 0 && indexOffset + 8 + count * INDEX_ENTRY_SIZE + 4 <= f)) return null;
+  if (dv.getUint32(indexOffset, true) !== INDEX_MAGIC || dv.getUint32(indexOffset + 4, true) !== count) return null;
+  const starts = [];
+  let prevEnd = 0;
+  for (let i = 0; i < count; i += 1) {
+    const at = indexOffset + 8 + i * INDEX_ENTRY_SIZE;
+    const start = Number(dv.getBigUint64(at, true));
+    const length = Number(dv.getBigUint64(at + 8, true));
+    if (!(start >= prevEnd && (i > 0 || start > 0) && start + length <= indexOffset)) return null;
+    starts.push(start);
+    prevEnd = start + length;
+  }
+  return { starts, indexOffset };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Checks what commit() is given and returns it normalised: {head, records: [{key, length}],
+ * tail, size}. Records may repeat a key (the same bytes twice in one file).
+ */
+export function checkEntry(entry) {
+  if (!entry || typeof entry !== 'object') throw new Error('commit() needs an entry {head, records, tail, meta}.');
+  const head = entry.head == null ? new Uint8Array(0) : toBytes(entry.head);
+  const tail = entry.tail == null ? new Uint8Array(0) : toBytes(entry.tail);
+  if (!Array.isArray(entry.records)) throw new Error('commit(): entry.records must be an array of {key, length}.');
+  let size = head.byteLength + tail.byteLength;
+  const records = entry.records.map((r, i) => {
+    if (!r || !isRecordKey(r.key) || !Number.isSafeInteger(r.length) || r.length < 0) {
+      throw new Error(`commit(): record ${i} must be {key: 64 lowercase hex digits, length: bytes}, not ${JSON.stringify(r)}.`);
+    }
+    size += r.length;
+    return { key: r.key, length: r.length };
+  });
+  return { head, records, tail, size };
+}
+
+export function distinctKeys(records) {
+  return [...new Set(records.map((r) => r.key))];
+}
+
+export function missingRecordError(name, keys) {
+  return storeError('missing-record', `Cannot save checkpoint "${name}": ${keys.length} of its records ` +
+    `(${keys.slice(0, 2).join(', ')}${keys.length > 2 ? ', ...' : ''}) are not in the store (never written, or ` +
+    'freed meanwhile by a delete). Write them with putRecords() and commit again, or checkpoint again.', { keys });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retention
+// ---------------------------------------------------------------------------------------------
+//
+// A policy {keepLast, keepHourly, maxBytes} (each optional) applies, on every commit, to the
+// checkpoints of the committed entry's notebook. A checkpoint is kept when it is one of the
+// keepLast newest, or the newest of its clock hour (UTC) among the keepHourly most recent
+// hours that have checkpoints; with neither set, all are kept. Then, newest first, kept
+// checkpoints are counted against maxBytes (bytes of distinct records + heads and tails: what
+// they really occupy); the first that would exceed it and every older one are removed. The
+// checkpoint just committed is always kept; checkpoints without a notebook never expire.
+
+const HOUR_MS = 3600 * 1000;
+
+export function checkRetention(policy) {
+  if (policy == null) return null;
+  if (typeof policy !== 'object') throw new Error(`A retention policy is an object {keepLast, keepHourly, maxBytes}, not ${JSON.stringify(policy)}.`);
+  const out = {};
+  for (const field of ['keepLast', 'keepHourly', 'maxBytes']) {
+    const v = policy[field];
+    if (v == null) continue;
+    if (!(Number.isSafeInteger(v) && v >= 1)) throw new Error(`Retention ${field} must be a whole number >= 1, not ${JSON.stringify(v)}.`);
+    out[field] = v;
+  }
+  const unknown = Object.keys(policy).filter((k) => !['keepLast', 'keepHourly', 'maxBytes'].includes(k));
+  if (unknown.length) throw new Error(`Unknown retention setting ${unknown.join(', ')}: use keepLast, keepHourly, maxBytes.`);
+  return Object.keys(out).length ? out : null;
+}
+
+/**
+ * Names to remove under `policy` among `entries` ([{name, createdMs, bytes(): [[key, length]...],
+ * fixedBytes}] of one notebook) once `keep` (the name just committed) is saved.
+ */
+export function expiredByRetention(entries, keep, policy) {
+  if (!policy) return [];
+  const sorted = [...entries].sort((a, b) => (b.createdMs - a.createdMs) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  let kept = sorted;
+  if (policy.keepLast != null || policy.keepHourly != null) {
+    const chosen = new Set(sorted.slice(0, policy.keepLast ?? 0).map((e) => e.name));
+    if (policy.keepHourly != null) {
+      const hours = new Set();
+      for (const e of sorted) {
+        const hour = Math.floor(e.createdMs / HOUR_MS);
+        if (hours.has(hour)) continue;
+        if (hours.size >= policy.keepHourly) break;
+        hours.add(hour);
+        chosen.add(e.name);
+      }
+    }
+    chosen.add(keep);
+    kept = sorted.filter((e) => chosen.has(e.name));
+  }
+  if (policy.maxBytes != null) {
+    const seen = new Set();
+    let used = 0;
+    let cutAt = kept.length;
+    for (let i = 0; i < kept.length; i += 1) {
+      let add = kept[i].fixedBytes;
+      for (const [key, length] of kept[i].bytes()) if (!seen.has(key)) add += length;
+      if (used + add > policy.maxBytes && kept[i].name !== keep) { cutAt = i; break; }
+      used += add;
+      for (const [key] of kept[i].bytes()) seen.add(key);
+    }
+    kept = kept.slice(0, cutAt).concat(kept.slice(cutAt).filter((e) => e.name === keep));
+  }
+  const keptNames = new Set(kept.map((e) => e.name));
+  return sorted.filter((e) => !keptNames.has(e.name)).map((e) => e.name);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writer locks
+// ---------------------------------------------------------------------------------------------
+//
+// One writer per checkpoint name at a time, so two tabs saving one name both succeed one after
+// the other (the second waits) or the second is told plainly; never two "saved" with one lost.
+// Browsers: the Web Locks API (navigator.locks), shared by every page and worker of the origin,
+// released by the browser when a tab dies. Elsewhere (Node, tests): the same queue within this
+// JS realm only. DirectoryStore uses lock files instead (directory.mjs).
+
+export const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
+
+const localQueues = new Map(); // lock name -> waiters, the first one holds it
+
+// The part of the Web Locks API used here, for one JS realm.
+const realmLocks = {
+  request(name, options, callback) {
+    return new Promise((resolve, reject) => {
+      const queue = localQueues.get(name) ?? [];
+      localQueues.set(name, queue);
+      const signal = options.signal;
+      const waiter = {
+        async run() {
+          signal?.removeEventListener('abort', onAbort);
+          try { resolve(await callback({ name, mode: 'exclusive' })); } catch (err) { reject(err); }
+          queue.shift();
+          if (queue.length) queue[0].run(); else localQueues.delete(name);
+        },
+      };
+      function onAbort() {
+        const at = queue.indexOf(waiter);
+        if (at > 0) { queue.splice(at, 1); reject(new DOMException('The lock request was aborted.', 'AbortError')); }
+      }
+      if (signal?.aborted) { reject(new DOMException('The lock request was aborted.', 'AbortError')); return; }
+      signal?.addEventListener('abort', onAbort);
+      queue.push(waiter);
+      if (queue.length === 1) waiter.run();
+    });
+  },
+};
+
+export function lockManager() {
+  const locks = globalThis.navigator && globalThis.navigator.locks;
+  return locks && typeof locks.request === 'function' ? locks : realmLocks;
+}
+
+/**
+ * Holds the exclusive lock `lockName` until release() is called; waits at most timeoutMs for
+ * it, then rejects with a 'busy' Error saying `what` is being written elsewhere.
+ */
+export async function holdLock(lockName, { timeoutMs = DEFAULT_LOCK_TIMEOUT_MS, what, manager = lockManager() } = {}) {
+  if (!(Number.isFinite(timeoutMs) && timeoutMs >= 0)) throw new Error(`lock timeout must be >= 0 ms, not ${timeoutMs}.`);
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  await new Promise((granted, refused) => {
+    manager.request(lockName, { mode: 'exclusive', signal: abort.signal }, () => {
+      clearTimeout(timer);
+      granted();
+      return held;
+    }).catch((err) => {
+      clearTimeout(timer);
+      refused(err && err.name === 'AbortError'
+        ? storeError('busy', `${what} is being saved by another tab, window or process right now; waited ` +
+          `${(timeoutMs / 1000).toFixed(timeoutMs < 1000 ? 2 : 0)} s for it to finish. Try again in a moment.`)
+        : err);
+    });
+  });
+  let released = false;
+  return { release() { if (!released) { released = true; release(); } } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The IndexedDB store
+// ---------------------------------------------------------------------------------------------
+//
+// Schema v2 (object stores):
+//   "checkpoints"   keyPath "name", index "notebook"
+//                   { name, v: 2, notebook?, createdMs, size, meta }   what list() reads
+//   "bodies"        keyPath "name"          { name, head, records: [{key, length}], tail }
+//   "records"       keyPath "key", index "refs"
+//                   { key, length, chunkSize, chunkCount, refs, pinnedMs }
+//   "recordChunks"  keyPath ["key", "seq"]  { key, seq, data: Uint8Array }  (chunk seq holds
+//                   bytes [seq * chunkSize, ...) of the record)
+//   "settings"      keyPath "id"            { id: "retention" | "retention:<notebook>", policy }
+//   "chunks"        (schema v1; empty once its checkpoints are converted, see _convertV1)
+//
+// `refs` counts the checkpoints whose body names the record. A record is written (refs 0,
+// pinned by its writer) before the checkpoint that uses it is committed; commit() counts it,
+// unpins it and writes the checkpoint in ONE transaction, after checking that every record it
+// names is there. So an abort, a closed tab or a quota error at any point leaves every listed
+// checkpoint whole; what a failed write can leave behind is records with refs 0, given back by
+// the writer (discardRecords) or swept (sweep(), run on open) once their pin is older than
+// orphanGraceMs. put() writes records and entry in one transaction and leaves nothing behind.
+// Deleting a checkpoint frees each record no other checkpoint counts (unless a writer pinned it).
+
+export const SCHEMA_VERSION = 2;
+export const DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024;
+export const DEFAULT_ORPHAN_GRACE_MS = 10 * 60 * 1000;
+const CHECKPOINTS = 'checkpoints';
+const BODIES = 'bodies';
+const RECORDS = 'records';
+const RECORD_CHUNKS = 'recordChunks';
+const SETTINGS = 'settings';
+const V1_CHUNKS = 'chunks';
+const WRITE_STORES = [CHECKPOINTS, BODIES, RECORDS, RECORD_CHUNKS, SETTINGS, V1_CHUNKS];
+
+// One function per schema step: MIGRATIONS[v] upgrades a database at version v to v + 1, in
+// the version-change transaction. Steps that need WebCrypto (which cannot run inside that
+// transaction) happen right after opening, before the store serves anything (_convertV1).
+const MIGRATIONS = [
+  // 0 -> 1: the first layout, one row per checkpoint plus its chunks.
+  (db) => {
+    const meta = db.createObjectStore(CHECKPOINTS, { keyPath: 'name' });
+    meta.createIndex('notebook', 'notebook', { unique: false });
+    const chunks = db.createObjectStore(V1_CHUNKS, { keyPath: ['name', 'seq'] });
+    chunks.createIndex('name', 'name', { unique: false });
+  },
+  // 1 -> 2: content-addressed records with reference counts.
+  (db) => {
+    db.createObjectStore(BODIES, { keyPath: 'name' });
+    const records = db.createObjectStore(RECORDS, { keyPath: 'key' });
+    records.createIndex('refs', 'refs', { unique: false });
+    db.createObjectStore(RECORD_CHUNKS, { keyPath: ['key', 'seq'] });
+    db.createObjectStore(SETTINGS, { keyPath: 'id' });
+  },
+];
+
 function fmtBytes(n) {
   if (n == null || !Number.isFinite(n)) return 'unknown';
   if (n < 1024) return `${n} bytes`;
@@ -82,67 +456,149 @@ function isQuotaError(err) {
     err.name === 'NS_ERROR_DOM_QUOTA_REACHED');
 }
 
-function reqPromise(req) {
+// A request as a promise. Awaiting it inside a transaction is safe: the continuation runs in
+// the microtask checkpoint of the success event, while the transaction is still active.
+function req(request) {
   return new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
   });
 }
 
-export function byNewest(a, b) {
-  return (b.meta.createdMs ?? 0) - (a.meta.createdMs ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+/**
+ * Runs `body(tx)` in one transaction and resolves with its result once the transaction has
+ * committed. An exception thrown by body aborts the transaction (nothing it did is kept) and
+ * is the rejection; an abort by the browser (quota, crash) rejects with its error.
+ */
+function inTransaction(db, stores, mode, body) {
+  return new Promise((resolve, reject) => {
+    const tx = mode === 'readwrite'
+      // 'strict': a checkpoint is worth one flush to disk before it is reported as saved.
+      ? db.transaction(stores, mode, { durability: 'strict' })
+      : db.transaction(stores, mode);
+    let failure = null; let result;
+    tx.oncomplete = () => resolve(result);
+    // tx.error first: when the browser aborts (quota, disk), pending requests fail with a mere
+    // AbortError that would hide the cause.
+    tx.onabort = () => reject(tx.error || failure || new DOMException('transaction aborted', 'AbortError'));
+    Promise.resolve().then(() => body(tx)).then((r) => { result = r; }, (err) => {
+      failure = err;
+      try { tx.abort(); } catch { /* already finished */ }
+    });
+  });
+}
+
+// Reference counts of records inside one readwrite transaction: rows are read once, changed
+// in memory, and written (or freed) by flush().
+class RefCounts {
+  constructor(tx, graceMs) {
+    this.records = tx.objectStore(RECORDS);
+    this.chunks = tx.objectStore(RECORD_CHUNKS);
+    this.rows = new Map();
+    this.graceMs = graceMs;
+  }
+
+  async load(keys) {
+    const todo = keys.filter((k) => !this.rows.has(k));
+    const rows = await Promise.all(todo.map((k) => req(this.records.get(k))));
+    todo.forEach((k, i) => this.rows.set(k, rows[i] ?? null));
+    return keys.map((k) => this.rows.get(k));
+  }
+
+  async add(keys, delta, { unpin = false } = {}) {
+    for (const row of await this.load(keys)) {
+      if (!row) continue;
+      row.refs = Math.max(0, (row.refs || 0) + delta);
+      if (unpin) row.pinnedMs = 0;
+      row.dirty = true;
+    }
+  }
+
+  // A record nobody counts may still be about to be counted: a writer has written or found it
+  // (pin) and will commit soon. It is freed only once that pin is older than the grace time.
+  freeable(row) {
+    return row.refs === 0 && !(Date.now() - (row.pinnedMs || 0) < this.graceMs);
+  }
+
+  flush() {
+    for (const [key, row] of this.rows) {
+      if (!row || !row.dirty) continue;
+      delete row.dirty;
+      if (this.freeable(row)) freeRecord(this.records, this.chunks, row);
+      else this.records.put(row);
+    }
+  }
+}
+
+function freeRecord(records, chunks, row) {
+  records.delete(row.key);
+  for (let seq = 0; seq < row.chunkCount; seq += 1) chunks.delete([row.key, seq]);
 }
 
 export class IndexedDBStore {
   /**
    * @param {object} [options]
    * @param {string} [options.dbName] database name (default 'elastic-lite')
-   * @param {number} [options.keepLast] keep only the newest N checkpoints per meta.notebook
+   * @param {object} [options.retention] default {keepLast, keepHourly, maxBytes} per notebook
+   * @param {number} [options.keepLast] shorthand for retention: {keepLast}
    * @param {IDBFactory} [options.indexedDB] default globalThis.indexedDB (tests pass fake-indexeddb)
-   * @param {number} [options.chunkSize] bytes per chunk (default 4 MiB)
+   * @param {number} [options.chunkSize] bytes per stored chunk of a record (default 4 MiB)
+   * @param {number} [options.lockTimeoutMs] how long a writer waits for another one of the same name
+   * @param {number} [options.orphanGraceMs] age after which an unused record of a failed write is swept
    */
-  constructor({ dbName = 'elastic-lite', keepLast, indexedDB = globalThis.indexedDB,
-    chunkSize = DEFAULT_CHUNK_SIZE } = {}) {
+  constructor({ dbName = 'elastic-lite', retention, keepLast, indexedDB = globalThis.indexedDB,
+    chunkSize = DEFAULT_CHUNK_SIZE, lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS,
+    orphanGraceMs = DEFAULT_ORPHAN_GRACE_MS } = {}) {
     if (!indexedDB) {
       throw new Error('IndexedDB is not available here; use IndexedDBStore in a browser page or worker ' +
         '(or pass { indexedDB }), or use DirectoryStore/MemoryStore.');
     }
-    if (keepLast != null && !(Number.isInteger(keepLast) && keepLast >= 1)) {
-      throw new Error(`keepLast must be a whole number >= 1, not ${keepLast}.`);
-    }
     if (!(Number.isInteger(chunkSize) && chunkSize >= 1)) throw new Error('chunkSize must be a positive integer.');
     this.dbName = dbName;
-    this.keepLast = keepLast ?? null;
+    this.retention = defaultRetention(retention, keepLast);
     this.chunkSize = chunkSize;
+    this.lockTimeoutMs = lockTimeoutMs;
+    this.orphanGraceMs = orphanGraceMs;
     this._idb = indexedDB;
     this._db = null;
   }
 
-  /** Opens (and creates or upgrades) the database once. */
+  get keepLast() { return this.retention?.keepLast ?? null; }
+
+  /** Opens (creating, upgrading and converting v1 checkpoints) the database once. */
   _open() {
-    if (this._db) return this._db;
-    this._db = new Promise((resolve, reject) => {
-      let req;
+    if (!this._db) {
+      this._db = this._connect().then(async (db) => {
+        await this._convertV1(db);
+        await this._sweepIn(db).catch(() => {}); // best effort: a failed sweep loses nothing
+        return db;
+      });
+      this._db.catch(() => { this._db = null; });
+    }
+    return this._db;
+  }
+
+  _connect() {
+    return new Promise((resolve, reject) => {
+      let request;
       try {
-        req = this._idb.open(this.dbName, SCHEMA_VERSION);
+        request = this._idb.open(this.dbName, SCHEMA_VERSION);
       } catch (err) {
         reject(new Error(`Cannot open IndexedDB database "${this.dbName}": ${err.message}`));
         return;
       }
-      req.onupgradeneeded = (event) => {
-        const db = req.result;
-        for (let v = event.oldVersion; v < SCHEMA_VERSION; v += 1) MIGRATIONS[v](db, req.transaction);
+      request.onupgradeneeded = (event) => {
+        for (let v = event.oldVersion; v < SCHEMA_VERSION; v += 1) MIGRATIONS[v](request.result, request.transaction);
       };
-      req.onsuccess = () => {
-        const db = req.result;
+      request.onsuccess = () => {
+        const db = request.result;
         // Another tab running a newer elastic-lite wants to upgrade: step aside instead of
         // blocking it; the next call here reopens (and fails clearly if the schema is newer).
         db.onversionchange = () => { db.close(); this._db = null; };
         resolve(db);
       };
-      req.onerror = () => {
-        const err = req.error;
-        this._db = null;
+      request.onerror = () => {
+        const err = request.error;
         if (err && err.name === 'VersionError') {
           reject(new Error(`The IndexedDB database "${this.dbName}" was written by a newer elastic-lite ` +
             `(its schema is newer than v${SCHEMA_VERSION}); reload the page to use the newer version.`));
@@ -150,154 +606,268 @@ export class IndexedDBStore {
           reject(new Error(`Cannot open IndexedDB database "${this.dbName}": ${err ? err.message || err.name : 'unknown error'}`));
         }
       };
-      req.onblocked = () => {
+      request.onblocked = () => {
         // Only happens while an old connection that ignores versionchange is open elsewhere.
         console.warn(`elastic-lite: waiting for other tabs to close database "${this.dbName}" to upgrade it`);
       };
     });
-    return this._db;
   }
 
-  async put(name, bytes, meta = {}) {
+  // ---- writing ------------------------------------------------------------------------------
+
+  /** Holds the writer lock of checkpoint `name` (every tab and worker of this origin). */
+  lock(name, { timeoutMs = this.lockTimeoutMs } = {}) {
     checkName(name);
-    const src = toBytes(bytes);
-    const size = src.byteLength;
-    const record = {
-      name,
-      meta: plainMeta(meta, size),
-      size,
-      chunkSize: this.chunkSize,
-      chunkCount: Math.ceil(size / this.chunkSize),
-    };
-    record.notebook = record.meta.notebook ?? undefined;
-    record.createdMs = record.meta.createdMs;
-    if (record.notebook === undefined) delete record.notebook; // null is not a valid index key
-    // Copy every chunk now, before any await: structured clone of a view would copy its WHOLE
-    // underlying buffer (for bytes viewed out of Pyodide's heap that is the wasm memory), and
-    // the caller's buffer may be detached or reused once we yield.
-    const chunks = [];
-    for (let off = 0; off < size; off += this.chunkSize) {
-      chunks.push(src.slice(off, Math.min(size, off + this.chunkSize)));
-    }
+    return holdLock(`elastic-lite:${this.dbName}:${name}`, { timeoutMs, what: `Checkpoint "${name}"` });
+  }
+
+  /**
+   * Stores records (each a Uint8Array, or an array of Uint8Arrays that concatenate to it) and
+   * returns their keys. Records already stored are not written again. The bytes must not change
+   * until the promise settles; they are not used after it.
+   */
+  async putRecords(records) {
+    const prepared = await prepareRecords(records);
     const db = await this._open();
     try {
-      await this._write(db, record, chunks);
+      await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', (tx) => this._writeRecords(tx, prepared));
     } catch (err) {
-      if (isQuotaError(err)) throw await quotaError(name, size, err);
-      throw new Error(`Saving checkpoint "${name}" to IndexedDB failed (${err && (err.message || err.name)}); ` +
-        'the previous checkpoint of that name, if any, is unchanged.');
+      throw await this._writeFailure('Saving records', piecesTotal(prepared), err);
+    }
+    return prepared.map((r) => r.key);
+  }
+
+  /** [true|false] per key: is that record stored? Found records are pinned like putRecords'. */
+  async hasRecords(keys) {
+    const list = [...keys];
+    list.forEach((k) => { if (!isRecordKey(k)) throw new Error(`Not a record key: ${JSON.stringify(k)}.`); });
+    const db = await this._open();
+    return inTransaction(db, [RECORDS], 'readwrite', async (tx) => {
+      const store = tx.objectStore(RECORDS);
+      const rows = await Promise.all(list.map((k) => req(store.get(k))));
+      const pinnedMs = Date.now();
+      for (const row of rows) if (row) store.put({ ...row, pinnedMs });
+      return rows.map((r) => !!r);
+    });
+  }
+
+  /**
+   * Makes `entry` ({head, records: [{key, length}], tail, meta}) the checkpoint `name`, in one
+   * transaction: checks every record is stored, counts them, replaces (and uncounts) the
+   * previous checkpoint of that name, applies retention. Does not take the writer lock: hold
+   * lock(name) around the whole write (put() does).
+   */
+  async commit(name, entry, { retention } = {}) {
+    checkName(name);
+    const e = checkEntry(entry);
+    const meta = plainMeta(entry.meta, e.size);
+    const db = await this._open();
+    try {
+      await inTransaction(db, WRITE_STORES, 'readwrite', (tx) => this._commitIn(tx, name, e, meta, retention));
+    } catch (err) {
+      throw await this._writeFailure(`Saving checkpoint "${name}"`, e.size, err, name);
     }
   }
 
-  /** The one transaction of put(): retention, old chunks out, new chunks in, metadata last. */
-  _write(db, record, chunks) {
-    return new Promise((resolve, reject) => {
-      // 'strict': a checkpoint is worth one flush to disk before put() reports success
-      // (browsers may default to 'relaxed', which can lose the last commits on power loss).
-      const tx = db.transaction([META, CHUNKS], 'readwrite', { durability: 'strict' });
-      const metaStore = tx.objectStore(META);
-      const chunkStore = tx.objectStore(CHUNKS);
-      let failure = null;
-      tx.oncomplete = () => resolve();
-      tx.onabort = () => reject(failure || tx.error || new DOMException('transaction aborted', 'AbortError'));
-      const fail = (err) => {
-        if (!failure) failure = err;
-        try { tx.abort(); } catch { /* already finished */ }
-      };
-      try {
-        // Retention first: it needs a read, and doing it here keeps it in the same atomic unit.
-        if (this.keepLast != null && record.notebook !== undefined) {
-          const req = metaStore.index('notebook').getAll(record.notebook);
-          req.onsuccess = () => {
-            try {
-              const others = req.result.filter((r) => r.name !== record.name)
-                .map((r) => ({ name: r.name, meta: r.meta || { createdMs: r.createdMs } }))
-                .sort(byNewest);
-              for (const old of others.slice(this.keepLast - 1)) deleteEntry(metaStore, chunkStore, old.name);
-              writeNew();
-            } catch (err) { fail(err); }
-          };
-        } else {
-          writeNew();
-        }
-      } catch (err) { fail(err); }
+  /** The v1 call: saves a whole checkpoint file under `name` (cut into records, see above). */
+  async put(name, bytes, meta = {}) {
+    checkName(name);
+    const parts = splitContainer(bytes);
+    const lock = await this.lock(name);
+    let prepared = [];
+    try {
+      prepared = await prepareRecords(parts.records);
+      const entry = checkEntry({ head: parts.head, tail: parts.tail,
+        records: prepared.map((r) => ({ key: r.key, length: r.length })) });
+      const m = plainMeta(meta, entry.size);
+      const db = await this._open();
+      // Records and entry in ONE transaction: a failure anywhere leaves nothing behind.
+      await inTransaction(db, WRITE_STORES, 'readwrite', async (tx) => {
+        await this._writeRecords(tx, prepared);
+        await this._commitIn(tx, name, entry, m);
+      });
+    } catch (err) {
+      throw await this._writeFailure(`Saving checkpoint "${name}"`, toBytes(bytes).byteLength, err, name);
+    } finally {
+      lock.release();
+    }
+  }
 
-      function writeNew() {
-        const del = chunkStore.index('name').openKeyCursor(record.name);
-        del.onsuccess = () => {
-          const cur = del.result;
-          if (cur) { chunkStore.delete(cur.primaryKey); cur.continue(); return; }
-          try {
-            chunks.forEach((data, seq) => chunkStore.put({ name: record.name, seq, data }));
-            metaStore.put(record); // LAST: a checkpoint without its metadata does not exist
-          } catch (err) { fail(err); }
-        };
+  async _writeRecords(tx, prepared) {
+    const store = tx.objectStore(RECORDS);
+    const chunks = tx.objectStore(RECORD_CHUNKS);
+    const rows = await Promise.all(prepared.map((r) => req(store.get(r.key))));
+    const pinnedMs = Date.now();
+    const writing = new Set();
+    prepared.forEach((r, i) => {
+      const row = rows[i];
+      if (writing.has(r.key)) return;
+      writing.add(r.key);
+      if (row && row.length === r.length) {
+        store.put({ ...row, pinnedMs }); // keeps it from a concurrent delete or sweep until commit
+        return;
       }
+      // A row whose length differs from its key's is damage: rewrite the record whole.
+      if (row) for (let seq = 0; seq < row.chunkCount; seq += 1) chunks.delete([r.key, seq]);
+      let seq = 0;
+      for (const data of slices(r.pieces, this.chunkSize)) {
+        chunks.put({ key: r.key, seq, data: ownCopy(data) });
+        seq += 1;
+      }
+      store.put({ key: r.key, length: r.length, chunkSize: this.chunkSize, chunkCount: seq, refs: row ? row.refs : 0, pinnedMs });
     });
   }
+
+  async _commitIn(tx, name, entry, meta, retentionOverride) {
+    const rows = tx.objectStore(CHECKPOINTS);
+    const bodies = tx.objectStore(BODIES);
+    const counts = new RefCounts(tx, this.orphanGraceMs);
+    const keys = distinctKeys(entry.records);
+    const found = await counts.load(keys);
+    const missing = keys.filter((k, i) => !found[i]);
+    if (missing.length) throw missingRecordError(name, missing);
+    const lengths = new Map(entry.records.map((r) => [r.key, r.length]));
+    const wrong = keys.filter((k, i) => found[i].length !== lengths.get(k));
+    if (wrong.length) throw new Error(`Cannot save checkpoint "${name}": record ${wrong[0]} is stored with another length than the entry says.`);
+    // Count the new records first, so a record shared with the replaced entry never drops to 0.
+    await counts.add(keys, +1, { unpin: true });
+    await this._dropEntry(tx, counts, name);
+    const row = { name, v: 2, createdMs: meta.createdMs, size: entry.size, meta };
+    if (meta.notebook != null) row.notebook = meta.notebook; // null is not a valid index key
+    rows.put(row);
+    bodies.put({ name, head: ownCopy(entry.head), records: entry.records, tail: ownCopy(entry.tail) });
+    if (meta.notebook != null) {
+      const policy = retentionOverride !== undefined ? checkRetention(retentionOverride)
+        : await this._retentionIn(tx, meta.notebook);
+      for (const old of await this._expiredIn(tx, meta.notebook, name, policy)) await this._dropEntry(tx, counts, old);
+    }
+    counts.flush();
+  }
+
+  // Removes checkpoint `name` (either schema) and uncounts its records; true if it existed.
+  async _dropEntry(tx, counts, name) {
+    const rows = tx.objectStore(CHECKPOINTS);
+    const row = await req(rows.get(name));
+    if (!row) return false;
+    rows.delete(name);
+    if (row.v === 2) {
+      const body = await req(tx.objectStore(BODIES).get(name));
+      tx.objectStore(BODIES).delete(name);
+      if (body && Array.isArray(body.records)) await counts.add(distinctKeys(body.records), -1);
+    } else {
+      deleteV1Chunks(tx.objectStore(V1_CHUNKS), name);
+    }
+    return true;
+  }
+
+  // The notebook's own setting, else the database's default, else the constructor's.
+  async _retentionIn(tx, notebook) {
+    const settings = tx.objectStore(SETTINGS);
+    const [own, all] = await Promise.all([req(settings.get(retentionId(notebook))), req(settings.get(retentionId(null)))]);
+    const row = own ?? all;
+    return row ? checkRetention(row.policy) : this.retention;
+  }
+
+  async _expiredIn(tx, notebook, keep, policy) {
+    if (!policy) return [];
+    const rows = await req(tx.objectStore(CHECKPOINTS).index('notebook').getAll(notebook));
+    const bodies = policy.maxBytes != null
+      ? await Promise.all(rows.map((r) => (r.v === 2 ? req(tx.objectStore(BODIES).get(r.name)) : null)))
+      : [];
+    const entries = rows.map((r, i) => ({
+      name: r.name,
+      createdMs: r.createdMs ?? r.meta?.createdMs ?? 0,
+      fixedBytes: bodies[i] ? bodies[i].head.byteLength + bodies[i].tail.byteLength : r.size,
+      bytes: () => (bodies[i] ? bodies[i].records.map((x) => [x.key, x.length]) : []),
+    }));
+    return expiredByRetention(entries, keep, policy);
+  }
+
+  async _writeFailure(what, needed, err, name) {
+    if (err && typeof err.code === 'string') return err; // one of ours, already says what to do
+    if (isQuotaError(err)) return quotaError(name, needed, err);
+    return storeError('failed', `${what} to IndexedDB failed (${err && (err.message || err.name)}); ` +
+      (name ? 'the previous checkpoint of that name, if any, is unchanged.' : 'no checkpoint was changed.'), { cause: err });
+  }
+
+  // ---- reading ------------------------------------------------------------------------------
 
   async get(name) {
     checkName(name);
     const db = await this._open();
-    const where = `Checkpoint "${name}" in IndexedDB database "${this.dbName}"`;
-    const fix = `Delete it (elastic-lite rm "${name}", or Delete in the checkpoints panel) and checkpoint again.`;
-    return new Promise((resolve, reject) => {
-      const tx = db.transaction([META, CHUNKS], 'readonly');
-      const metaStore = tx.objectStore(META);
-      const chunkStore = tx.objectStore(CHUNKS);
-      let result = null; let problem = null;
-      tx.oncomplete = () => (problem ? reject(new Error(`${where} is corrupted: ${problem}. ${fix}`)) : resolve(result));
-      tx.onabort = () => reject(new Error(`Reading ${where} failed: ${tx.error ? tx.error.message || tx.error.name : 'aborted'}.`));
-      const mreq = metaStore.get(name);
-      mreq.onsuccess = () => {
-        const rec = mreq.result;
-        if (rec === undefined) return; // absent: resolve(null)
-        const okRecord = rec && typeof rec === 'object' && Number.isSafeInteger(rec.size) && rec.size >= 0 &&
-          Number.isSafeInteger(rec.chunkCount) && rec.chunkCount >= 0 && rec.meta && typeof rec.meta === 'object';
-        if (!okRecord) { problem = 'its metadata record is malformed'; return; }
-        const out = new Uint8Array(rec.size);
-        let filled = 0; let seen = 0;
-        const creq = chunkStore.index('name').count(name);
-        creq.onsuccess = () => {
-          if (creq.result !== rec.chunkCount) {
-            problem = `expected ${rec.chunkCount} chunks, found ${creq.result}`;
-          }
-        };
-        for (let seq = 0; seq < rec.chunkCount; seq += 1) {
-          const r = chunkStore.get([name, seq]);
-          r.onsuccess = () => {
-            if (problem) return;
-            const data = r.result && r.result.data;
-            if (!(data instanceof Uint8Array) && !(data instanceof ArrayBuffer)) {
-              problem = `chunk ${seq} of ${rec.chunkCount} is missing`; return;
-            }
-            const u8 = data instanceof Uint8Array ? data : new Uint8Array(data);
-            if (filled + u8.byteLength > rec.size) { problem = `chunk ${seq} runs past the recorded size of ${rec.size} bytes`; return; }
-            out.set(u8, filled); filled += u8.byteLength; seen += 1;
-            if (seen === rec.chunkCount) {
-              if (filled !== rec.size) problem = `chunks hold ${filled} bytes, the metadata says ${rec.size}`;
-              else result = { bytes: out, meta: { ...rec.meta, size: rec.size } };
-            }
-          };
+    return inTransaction(db, [CHECKPOINTS, BODIES, RECORDS, RECORD_CHUNKS, V1_CHUNKS], 'readonly', async (tx) => {
+      const row = await req(tx.objectStore(CHECKPOINTS).get(name));
+      if (row === undefined) return null;
+      const v1 = await readV1(tx, name, row);
+      if (v1) return { bytes: v1.bytes, meta: { ...v1.row.meta, size: v1.row.size } };
+      const body = row && row.v === 2 ? await req(tx.objectStore(BODIES).get(name)) : null;
+      const problem = entryProblem(row, body);
+      if (problem) throw this._corrupted(name, problem);
+      const keys = distinctKeys(body.records);
+      const recs = await Promise.all(keys.map((k) => req(tx.objectStore(RECORDS).get(k))));
+      const byKey = new Map(keys.map((k, i) => [k, recs[i]]));
+      const out = new Uint8Array(row.size);
+      out.set(body.head, 0);
+      let at = body.head.byteLength;
+      const reads = body.records.map((r) => {
+        const p = readRecordInto(tx, byKey.get(r.key), r, out, at);
+        at += r.length;
+        return p;
+      });
+      const problems = (await Promise.all(reads)).filter(Boolean);
+      if (problems.length) throw this._corrupted(name, problems[0]);
+      out.set(body.tail, at);
+      return { bytes: out, meta: { ...row.meta, size: row.size } };
+    });
+  }
+
+  /**
+   * The entry of checkpoint `name` without its records' bytes: {name, head, records, tail, meta,
+   * size}. A checkpoint not yet converted from schema v1 has no records: it is all tail.
+   */
+  async getEntry(name) {
+    checkName(name);
+    const db = await this._open();
+    return inTransaction(db, [CHECKPOINTS, BODIES, V1_CHUNKS], 'readonly', async (tx) => {
+      const row = await req(tx.objectStore(CHECKPOINTS).get(name));
+      if (row === undefined) return null;
+      const v1 = await readV1(tx, name, row);
+      if (v1) return { name, head: new Uint8Array(0), records: [], tail: v1.bytes, meta: { ...row.meta, size: row.size }, size: row.size };
+      const body = row && row.v === 2 ? await req(tx.objectStore(BODIES).get(name)) : null;
+      const problem = entryProblem(row, body);
+      if (problem) throw this._corrupted(name, problem);
+      return { name, head: body.head, records: body.records, tail: body.tail, meta: { ...row.meta, size: row.size }, size: row.size };
+    });
+  }
+
+  /** The bytes of each record, in order (a record stored in one chunk is returned as stored). */
+  async readRecords(keys) {
+    const list = [...keys];
+    const db = await this._open();
+    return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
+      const rows = await Promise.all(list.map((k) => req(tx.objectStore(RECORDS).get(k))));
+      const missing = list.filter((k, i) => !rows[i]);
+      if (missing.length) throw storeError('missing-record', `${missing.length} record(s) are not in the store: ${missing.slice(0, 2).join(', ')}.`, { keys: missing });
+      return Promise.all(rows.map(async (row) => {
+        if (row.chunkCount === 1) {
+          const chunk = await req(tx.objectStore(RECORD_CHUNKS).get([row.key, 0]));
+          if (chunk && toBytes(chunk.data).byteLength === row.length) return toBytes(chunk.data);
         }
-        if (rec.chunkCount === 0) {
-          if (rec.size !== 0) problem = `no chunks for ${rec.size} bytes`;
-          else result = { bytes: out, meta: { ...rec.meta, size: 0 } };
-        }
-      };
+        const out = new Uint8Array(row.length);
+        const problem = await readRecordInto(tx, row, row, out, 0);
+        if (problem) throw storeError('corrupted', `Record ${row.key} in IndexedDB database "${this.dbName}" is damaged: ${problem}.`);
+        return out;
+      }));
     });
   }
 
   async list({ notebook } = {}) {
     const db = await this._open();
-    const recs = await new Promise((resolve, reject) => {
-      const tx = db.transaction([META], 'readonly');
-      const store = tx.objectStore(META);
-      const req = notebook == null ? store.getAll() : store.index('notebook').getAll(notebook);
-      tx.oncomplete = () => resolve(req.result);
-      tx.onabort = () => reject(new Error(`Listing checkpoints failed: ${tx.error ? tx.error.message : 'aborted'}`));
+    const rows = await inTransaction(db, [CHECKPOINTS], 'readonly', (tx) => {
+      const store = tx.objectStore(CHECKPOINTS);
+      return req(notebook == null ? store.getAll() : store.index('notebook').getAll(notebook));
     });
-    return recs.filter((r) => r && typeof r.name === 'string')
+    return rows.filter((r) => r && typeof r.name === 'string')
       .map((r) => ({ name: r.name, meta: { ...(r.meta || {}), size: r.size } }))
       .sort(byNewest);
   }
@@ -305,27 +875,212 @@ export class IndexedDBStore {
   async delete(name) {
     checkName(name);
     const db = await this._open();
-    return new Promise((resolve, reject) => {
-      const tx = db.transaction([META, CHUNKS], 'readwrite');
-      const metaStore = tx.objectStore(META);
-      let existed = false;
-      metaStore.count(name).onsuccess = (e) => { existed = e.target.result > 0; };
-      deleteEntry(metaStore, tx.objectStore(CHUNKS), name);
-      tx.oncomplete = () => resolve(existed);
-      tx.onabort = () => reject(new Error(`Deleting checkpoint "${name}" failed: ${tx.error ? tx.error.message : 'aborted'}`));
+    try {
+      return await inTransaction(db, WRITE_STORES, 'readwrite', async (tx) => {
+        const counts = new RefCounts(tx, this.orphanGraceMs);
+        const existed = await this._dropEntry(tx, counts, name);
+        counts.flush();
+        return existed;
+      });
+    } catch (err) {
+      throw storeError('failed', `Deleting checkpoint "${name}" failed (${err.message || err.name}); it is still stored, unchanged.`, { cause: err });
+    }
+  }
+
+  // ---- retention settings, housekeeping -----------------------------------------------------
+
+  /**
+   * Retention for the checkpoints of `notebook` (null: of every notebook without its own),
+   * kept in the database so every tab and kernel of the origin applies it; policy null removes it.
+   */
+  async setRetention(notebook, policy) {
+    const p = checkRetention(policy);
+    const db = await this._open();
+    await inTransaction(db, [SETTINGS], 'readwrite', (tx) => {
+      if (p) tx.objectStore(SETTINGS).put({ id: retentionId(notebook), policy: p });
+      else tx.objectStore(SETTINGS).delete(retentionId(notebook));
+    });
+  }
+
+  /** The policy that applies to `notebook` (null: the default). */
+  async getRetention(notebook) {
+    const db = await this._open();
+    return inTransaction(db, [SETTINGS], 'readonly', async (tx) => {
+      if (notebook != null) return this._retentionIn(tx, notebook);
+      const row = await req(tx.objectStore(SETTINGS).get(retentionId(null)));
+      return row ? checkRetention(row.policy) : this.retention;
+    });
+  }
+
+  /** Frees records no checkpoint counts whose writer's pin is older than orphanGraceMs. */
+  async sweep() {
+    return this._sweepIn(await this._open());
+  }
+
+  _sweepIn(db) {
+    return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', async (tx) => {
+      const counts = new RefCounts(tx, this.orphanGraceMs);
+      const unused = await req(tx.objectStore(RECORDS).index('refs').getAll(0));
+      const freed = unused.filter((row) => counts.freeable(row));
+      for (const row of freed) freeRecord(counts.records, counts.chunks, row);
+      return freed.length;
+    });
+  }
+
+  /**
+   * Frees those of `keys` that no checkpoint counts, pinned or not: a writer that gives up after
+   * putRecords() gives its space back at once instead of waiting for the sweep.
+   */
+  async discardRecords(keys) {
+    const list = [...keys];
+    const db = await this._open();
+    return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', async (tx) => {
+      const counts = new RefCounts(tx, this.orphanGraceMs);
+      const rows = (await counts.load(distinctKeys(list.map((key) => ({ key }))))).filter((r) => r && r.refs === 0);
+      for (const row of rows) freeRecord(counts.records, counts.chunks, row);
+      return rows.length;
+    });
+  }
+
+  /** {checkpoints, records, recordBytes}: how much the store really holds (records once each). */
+  async stats() {
+    const db = await this._open();
+    return inTransaction(db, [CHECKPOINTS, RECORDS], 'readonly', async (tx) => {
+      const [checkpoints, rows] = await Promise.all([req(tx.objectStore(CHECKPOINTS).count()),
+        req(tx.objectStore(RECORDS).getAll())]);
+      return { checkpoints, records: rows.length, recordBytes: rows.reduce((n, r) => n + r.length, 0) };
     });
   }
 
   async close() {
     const pending = this._db;
     this._db = null;
-    if (pending) (await pending).close();
+    if (pending) (await pending.catch(() => null))?.close();
+  }
+
+  _corrupted(name, problem) {
+    return storeError('corrupted', `Checkpoint "${name}" in IndexedDB database "${this.dbName}" is corrupted: ${problem}. ` +
+      `Delete it (elastic-lite rm "${name}", or Delete in the checkpoints panel) and checkpoint again.`);
+  }
+
+  // ---- schema v1 checkpoints ----------------------------------------------------------------
+
+  // Rewrites every checkpoint saved by schema v1 (one row + chunks of the whole file) as an
+  // entry with records, one checkpoint per transaction: a crash part-way leaves each one
+  // either converted or as it was, and the next open carries on. The bytes are not changed.
+  // One that cannot be converted now (damaged, or no room for the copy) stays as it is: get()
+  // and delete() still handle it.
+  async _convertV1(db) {
+    const names = await inTransaction(db, [CHECKPOINTS], 'readonly', async (tx) =>
+      (await req(tx.objectStore(CHECKPOINTS).getAll())).filter((r) => r && r.v !== 2).map((r) => r.name));
+    for (const name of names) {
+      try {
+        const old = await inTransaction(db, [CHECKPOINTS, V1_CHUNKS], 'readonly', (tx) => readV1(tx, name));
+        if (!old) continue; // converted or deleted by another tab meanwhile, or damaged
+        const parts = splitContainer(old.bytes);
+        const prepared = await prepareRecords(parts.records);
+        const entry = checkEntry({ head: parts.head, tail: parts.tail, records: prepared.map((r) => ({ key: r.key, length: r.length })) });
+        await inTransaction(db, WRITE_STORES, 'readwrite', async (tx) => {
+          const now = await req(tx.objectStore(CHECKPOINTS).get(name));
+          if (!now || now.v === 2 || now.createdMs !== old.row.createdMs || now.size !== old.row.size) return;
+          await this._writeRecords(tx, prepared);
+          // Retention is not applied: converting must not delete anything.
+          await this._commitIn(tx, name, entry, { ...old.row.meta, size: entry.size }, null);
+        });
+      } catch { /* left as a v1 checkpoint; the next open tries again */ }
+    }
   }
 }
 
-// Deletes a checkpoint's metadata and every chunk of it (also chunks a bug left behind).
-function deleteEntry(metaStore, chunkStore, name) {
-  metaStore.delete(name);
+// ---- helpers of IndexedDBStore ----------------------------------------------------------------
+
+function defaultRetention(retention, keepLast) {
+  if (retention != null && keepLast != null) throw new Error('Pass either retention or keepLast, not both.');
+  if (keepLast != null && !(Number.isInteger(keepLast) && keepLast >= 1)) {
+    throw new Error(`keepLast must be a whole number >= 1, not ${keepLast}.`);
+  }
+  return checkRetention(keepLast != null ? { keepLast } : retention);
+}
+
+export { defaultRetention };
+
+function retentionId(notebook) {
+  return notebook == null ? 'retention' : `retention:${notebook}`;
+}
+
+// Structured clone stores a view's WHOLE underlying buffer (for a view into Pyodide's heap,
+// the whole wasm memory): store a view as is only when it covers its buffer.
+function ownCopy(view) {
+  const u8 = toBytes(view);
+  return u8.byteOffset === 0 && u8.byteLength === u8.buffer.byteLength ? u8 : u8.slice();
+}
+
+/** [{key, length, pieces}] for records given as recordPieces() takes them. */
+export async function prepareRecords(records) {
+  if (!Array.isArray(records)) throw new Error('putRecords() takes an array of records (each a Uint8Array or an array of Uint8Arrays).');
+  const pieces = records.map(recordPieces);
+  const keys = await Promise.all(pieces.map((p) => recordKey(p)));
+  return pieces.map((p, i) => ({ key: keys[i], length: piecesLength(p), pieces: p }));
+}
+
+function piecesTotal(prepared) {
+  return prepared.reduce((n, r) => n + r.length, 0);
+}
+
+function entryProblem(row, body) {
+  if (row && typeof row === 'object' && row.v !== 2 && Number.isSafeInteger(row.chunkCount)) {
+    return 'it was saved by an older elastic-lite and some of its data is missing, so it could not be converted';
+  }
+  if (!row || typeof row !== 'object' || row.v !== 2 || !Number.isSafeInteger(row.size) || row.size < 0 ||
+      !row.meta || typeof row.meta !== 'object') return 'its metadata record is malformed';
+  if (!body || !(body.head instanceof Uint8Array) || !(body.tail instanceof Uint8Array) || !Array.isArray(body.records)) {
+    return 'its list of records is missing or malformed';
+  }
+  const total = body.head.byteLength + body.tail.byteLength + body.records.reduce((n, r) => n + (r && r.length), 0);
+  if (total !== row.size) return `its parts add up to ${total} bytes, the metadata says ${row.size}`;
+  return null;
+}
+
+// Copies the chunks of `record` ({key, length} as the entry names it; `row` is its row in
+// "records") into out[at...]; resolves to a description of what is wrong, or null.
+async function readRecordInto(tx, row, record, out, at) {
+  const what = `record ${record.key.slice(0, 12)}…`;
+  if (!row) return `${what} is missing`;
+  if (row.length !== record.length || !Number.isSafeInteger(row.chunkCount) || !Number.isSafeInteger(row.chunkSize) ||
+      row.chunkCount !== Math.ceil(row.length / row.chunkSize)) return `${what} has a malformed row`;
+  const chunks = tx.objectStore(RECORD_CHUNKS);
+  const problems = await Promise.all(Array.from({ length: row.chunkCount }, async (_, seq) => {
+    const chunk = await req(chunks.get([row.key, seq]));
+    const data = chunk && (chunk.data instanceof Uint8Array || chunk.data instanceof ArrayBuffer) ? toBytes(chunk.data) : null;
+    if (!data) return `${what} lost its chunk ${seq} of ${row.chunkCount}`;
+    const want = Math.min(row.chunkSize, row.length - seq * row.chunkSize);
+    if (data.byteLength !== want) return `${what}: chunk ${seq} holds ${data.byteLength} bytes instead of ${want}`;
+    out.set(data, at + seq * row.chunkSize);
+    return null;
+  }));
+  return problems.find(Boolean) ?? null;
+}
+
+// A schema-v1 checkpoint: its row and its bytes, or null if it is gone, converted or damaged
+// (a damaged one stays as it is and get() reports it).
+async function readV1(tx, name, known) {
+  const row = known ?? await req(tx.objectStore(CHECKPOINTS).get(name));
+  if (!row || row.v === 2 || !Number.isSafeInteger(row.size) || !Number.isSafeInteger(row.chunkCount) ||
+      !row.meta || typeof row.meta !== 'object') return null;
+  const chunks = await req(tx.objectStore(V1_CHUNKS).index('name').getAll(name));
+  chunks.sort((a, b) => a.seq - b.seq);
+  if (chunks.length !== row.chunkCount) return null;
+  const bytes = new Uint8Array(row.size);
+  let at = 0;
+  for (const c of chunks) {
+    const u8 = toBytes(c.data);
+    if (at + u8.byteLength > row.size) return null;
+    bytes.set(u8, at); at += u8.byteLength;
+  }
+  return at === row.size ? { row, bytes } : null;
+}
+
+function deleteV1Chunks(chunkStore, name) {
   const cur = chunkStore.index('name').openKeyCursor(name);
   cur.onsuccess = () => {
     const c = cur.result;
@@ -352,10 +1107,12 @@ async function quotaError(name, needed, cause) {
       ? `the browser estimates about ${fmtBytes(free)} free of a ${fmtBytes(quota)} quota, but refused ` +
         'the write: its real limit for this site is lower'
       : `the browser estimates about ${fmtBytes(free)} free of a ${fmtBytes(quota)} quota`;
-  const err = new Error(`Not enough browser storage to save checkpoint "${name}": it needs ${fmtBytes(needed)}, ` +
+  const what = name ? `checkpoint "${name}"` : 'checkpoint records';
+  const err = new Error(`Not enough browser storage to save ${what}: it needs ${fmtBytes(needed)}, ` +
     `${freeText}. Delete old checkpoints (elastic-lite rm NAME, or Delete in the checkpoints panel) ` +
-    `and try again. The previous checkpoint "${name}", if any, is unchanged.`);
+    `and try again.${name ? ` The previous checkpoint "${name}", if any, is unchanged.` : ''}`);
   err.name = 'QuotaExceededError';
+  err.code = 'quota';
   err.needed = needed;
   err.free = free;
   err.cause = cause;

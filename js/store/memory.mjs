@@ -1,26 +1,138 @@
-// MemoryStore: checkpoints in a Map (tests, and the default when nothing persistent exists).
-// Bytes are copied in and out so callers can never change a stored checkpoint by accident.
-import { checkName, plainMeta, toBytes, byNewest, expiredNames, checkKeepLast } from './common.mjs';
+// MemoryStore: checkpoints in this JS realm's memory (tests, and the default when nothing
+// persistent exists). Same model as the other stores: records once by key with reference
+// counts, entries naming them. Bytes are copied in and out, so a caller can never change a
+// stored checkpoint by accident. Every operation finishes its changes without yielding in
+// between, so each is atomic for the other callers of this realm.
+import {
+  checkName, plainMeta, toBytes, byNewest, splitContainer, prepareRecords, checkEntry, distinctKeys,
+  isRecordKey, missingRecordError, storeError, checkRetention, defaultRetention, expiredByRetention,
+  holdLock, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS,
+} from './common.mjs';
+
+let storeIds = 0;
 
 export class MemoryStore {
-  /** @param {{ keepLast?: number }} [options] */
-  constructor({ keepLast } = {}) {
-    this.keepLast = checkKeepLast(keepLast);
-    this._entries = new Map();
+  /**
+   * @param {object} [options] retention / keepLast, lockTimeoutMs, orphanGraceMs as for IndexedDBStore
+   */
+  constructor({ retention, keepLast, lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS,
+    orphanGraceMs = DEFAULT_ORPHAN_GRACE_MS } = {}) {
+    this.retention = defaultRetention(retention, keepLast);
+    this.lockTimeoutMs = lockTimeoutMs;
+    this.orphanGraceMs = orphanGraceMs;
+    this._id = (storeIds += 1);
+    this._records = new Map(); // key -> { bytes, refs, pinnedMs }
+    this._entries = new Map(); // name -> { head, records, tail, meta, size }
+    this._settings = new Map(); // notebook (null: default) -> policy
+  }
+
+  get keepLast() { return this.retention?.keepLast ?? null; }
+
+  lock(name, { timeoutMs = this.lockTimeoutMs } = {}) {
+    checkName(name);
+    return holdLock(`elastic-lite:memory-${this._id}:${name}`, { timeoutMs, what: `Checkpoint "${name}"` });
+  }
+
+  async putRecords(records) {
+    const prepared = await prepareRecords(records);
+    const now = Date.now();
+    for (const r of prepared) {
+      const known = this._records.get(r.key);
+      if (known) { known.pinnedMs = now; continue; }
+      const bytes = new Uint8Array(r.length);
+      let at = 0;
+      for (const p of r.pieces) { bytes.set(p, at); at += p.byteLength; }
+      this._records.set(r.key, { bytes, refs: 0, pinnedMs: now });
+    }
+    return prepared.map((r) => r.key);
+  }
+
+  async hasRecords(keys) {
+    const now = Date.now();
+    return [...keys].map((k) => {
+      if (!isRecordKey(k)) throw new Error(`Not a record key: ${JSON.stringify(k)}.`);
+      const r = this._records.get(k);
+      if (r) r.pinnedMs = now;
+      return !!r;
+    });
+  }
+
+  async commit(name, entry, { retention } = {}) {
+    checkName(name);
+    const e = checkEntry(entry);
+    const meta = plainMeta(entry.meta, e.size);
+    this._commitNow(name, e, meta, retention);
   }
 
   async put(name, bytes, meta = {}) {
     checkName(name);
-    const data = toBytes(bytes).slice();
-    const m = plainMeta(meta, data.byteLength);
-    for (const old of expiredNames(await this.list(), name, m, this.keepLast)) this._entries.delete(old);
-    this._entries.set(name, { bytes: data, meta: m });
+    const parts = splitContainer(bytes);
+    const lock = await this.lock(name);
+    try {
+      const keys = await this.putRecords(parts.records);
+      const e = checkEntry({ head: parts.head, tail: parts.tail,
+        records: keys.map((key, i) => ({ key, length: parts.records[i].byteLength })) });
+      this._commitNow(name, e, plainMeta(meta, e.size));
+    } finally {
+      lock.release();
+    }
+  }
+
+  // The whole commit, without yielding: check, count, replace, retention, free.
+  _commitNow(name, e, meta, retentionOverride) {
+    const keys = distinctKeys(e.records);
+    const missing = keys.filter((k) => !this._records.has(k));
+    if (missing.length) throw missingRecordError(name, missing);
+    for (const k of keys) Object.assign(this._records.get(k), { refs: this._records.get(k).refs + 1, pinnedMs: 0 });
+    this._drop(name);
+    this._entries.set(name, { head: e.head.slice(), records: e.records, tail: e.tail.slice(), meta, size: e.size });
+    if (meta.notebook != null) {
+      const policy = retentionOverride !== undefined ? checkRetention(retentionOverride)
+        : (this._settings.get(meta.notebook) ?? this._settings.get(null) ?? this.retention);
+      const mine = [...this._entries].filter(([, x]) => x.meta.notebook === meta.notebook).map(([n, x]) => ({
+        name: n, createdMs: x.meta.createdMs, fixedBytes: x.head.byteLength + x.tail.byteLength,
+        bytes: () => x.records.map((r) => [r.key, r.length]),
+      }));
+      for (const old of expiredByRetention(mine, name, policy)) this._drop(old);
+    }
+  }
+
+  _drop(name) {
+    const old = this._entries.get(name);
+    if (!old) return false;
+    this._entries.delete(name);
+    for (const k of distinctKeys(old.records)) {
+      const rec = this._records.get(k);
+      rec.refs -= 1;
+      if (this._freeable(rec)) this._records.delete(k);
+    }
+    return true;
   }
 
   async get(name) {
     checkName(name);
     const e = this._entries.get(name);
-    return e ? { bytes: e.bytes.slice(), meta: structuredClone(e.meta) } : null;
+    if (!e) return null;
+    const out = new Uint8Array(e.size);
+    out.set(e.head, 0);
+    let at = e.head.byteLength;
+    for (const r of e.records) { out.set(this._records.get(r.key).bytes, at); at += r.length; }
+    out.set(e.tail, at);
+    return { bytes: out, meta: structuredClone(e.meta) };
+  }
+
+  async getEntry(name) {
+    checkName(name);
+    const e = this._entries.get(name);
+    return e ? { name, head: e.head.slice(), records: e.records.map((r) => ({ ...r })), tail: e.tail.slice(),
+      meta: structuredClone(e.meta), size: e.size } : null;
+  }
+
+  async readRecords(keys) {
+    const list = [...keys];
+    const missing = list.filter((k) => !this._records.has(k));
+    if (missing.length) throw storeError('missing-record', `${missing.length} record(s) are not in the store: ${missing.slice(0, 2).join(', ')}.`, { keys: missing });
+    return list.map((k) => this._records.get(k).bytes.slice());
   }
 
   async list({ notebook } = {}) {
@@ -31,7 +143,42 @@ export class MemoryStore {
 
   async delete(name) {
     checkName(name);
-    return this._entries.delete(name);
+    return this._drop(name);
+  }
+
+  async setRetention(notebook, policy) {
+    const p = checkRetention(policy);
+    if (p) this._settings.set(notebook ?? null, p); else this._settings.delete(notebook ?? null);
+  }
+
+  async getRetention(notebook) {
+    return (notebook != null ? this._settings.get(notebook) : undefined) ?? this._settings.get(null) ?? this.retention;
+  }
+
+  // Unless a writer pinned it (putRecords, hasRecords) less than orphanGraceMs ago.
+  _freeable(rec) {
+    return rec.refs === 0 && !(Date.now() - rec.pinnedMs < this.orphanGraceMs);
+  }
+
+  async sweep() {
+    let freed = 0;
+    for (const [k, r] of this._records) if (this._freeable(r)) { this._records.delete(k); freed += 1; }
+    return freed;
+  }
+
+  async discardRecords(keys) {
+    let freed = 0;
+    for (const k of new Set(keys)) {
+      const r = this._records.get(k);
+      if (r && r.refs === 0) { this._records.delete(k); freed += 1; }
+    }
+    return freed;
+  }
+
+  async stats() {
+    let recordBytes = 0;
+    for (const r of this._records.values()) recordBytes += r.bytes.byteLength;
+    return { checkpoints: this._entries.size, records: this._records.size, recordBytes };
   }
 
   async close() {}

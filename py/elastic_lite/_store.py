@@ -1,6 +1,11 @@
 """Checkpoints by name, over a store (docs/INTERFACES.md, "Stores").
 
-A store has async put(name, bytes, meta) / get(name) / list({notebook}) / delete(name).
+A store keeps each record of a checkpoint once, under its key (a SHA-256 of its bytes), with
+a count of the checkpoints using it, and per checkpoint an entry {head, records: [{key,
+length}], tail, meta} whose parts, concatenated, are the checkpoint file exactly. The calls:
+async put(name, bytes, meta) / get(name) / list(notebook) / delete(name) (whole files), and
+put_records(records) / has_records(keys) / commit(name, entry) / get_entry(name) /
+read_records(keys) / lock(name) (records one by one, so unchanged ones are not sent again).
 The default store is resolved once, on first use:
 1. whatever `set_store()` was given (the JS glue passes its JS store; a JsProxy is wrapped
    so Python sees bytes and dicts);
@@ -10,6 +15,9 @@ The default store is resolved once, on first use:
 3. else an in-memory store (host CPython, Pyodide under Node without a store).
 """
 
+import asyncio
+import hashlib
+import struct
 import sys
 import time
 
@@ -18,41 +26,333 @@ from ._restore import load_snapshot
 from ._snapshot import snapshot
 
 DEFAULT_NAME = "checkpoint"
+KEY_LEAF_SIZE = 4 * 1024 * 1024
+BATCH_BYTES = 8 * 1024 * 1024      # records handed to a store per put_records call
+DEFAULT_LOCK_TIMEOUT = 60.0         # seconds a writer waits for another one of the same name
+DEFAULT_ORPHAN_GRACE = 600.0        # seconds a record written for an uncommitted checkpoint is kept
 
 
 class StoreError(Exception):
-    """A store operation failed; the message says what and what to do."""
+    """A store operation failed; the message says what and what to do. `.code` (when known)
+    is the machine-readable kind: busy, missing-record, quota, corrupted, failed."""
+
+    def __init__(self, message, code=None):
+        super().__init__(message)
+        self.code = code
+
+
+# ---- record keys and cutting a checkpoint file (the same rules as js/store/indexeddb.mjs) ----
+
+def _pieces(record):
+    """The buffers of one record as given: bytes-like, or a list of bytes-likes to concatenate."""
+    parts = record if isinstance(record, (list, tuple)) else [record]
+    return [memoryview(p).cast("B") for p in parts]
+
+
+def record_key(record):
+    """hex SHA-256(u64le(length) || SHA-256(leaf 0) || ...), leaves = 4 MiB slices of the
+    record; `record` is bytes-like or a list of them (hashed where they lie, no copy)."""
+    pieces = _pieces(record)
+    top = hashlib.sha256(struct.pack("<Q", sum(p.nbytes for p in pieces)))
+    leaf, room = hashlib.sha256(), KEY_LEAF_SIZE
+    for p in pieces:
+        at = 0
+        while at < p.nbytes:
+            n = min(room, p.nbytes - at)
+            leaf.update(p[at:at + n])
+            at += n
+            room -= n
+            if room == 0:
+                top.update(leaf.digest())
+                leaf, room = hashlib.sha256(), KEY_LEAF_SIZE
+    if room < KEY_LEAF_SIZE:
+        top.update(leaf.digest())
+    return top.hexdigest()
+
+
+_FOOTER = 32
+_FORMAT_SHARED_RECORDS = 2  # the first major whose records are position independent
+
+
+def split_container(data):
+    """(head, [record, ...], tail) as memoryviews of `data`: a format-2 file cut by its index
+    (each record with the padding up to the next one); anything else is one record. Only bounds
+    and order are checked: any cut reassembles exactly, validation is the core's job."""
+    mv = memoryview(data).cast("B")
+    cut = _format_two_cut(mv)
+    if cut is None:
+        return mv[:0], ([mv] if mv.nbytes else []), mv[:0]
+    starts, index_at = cut
+    ends = starts[1:] + [index_at]
+    head_end = starts[0] if starts else index_at
+    return mv[:head_end], [mv[a:b] for a, b in zip(starts, ends)], mv[index_at:]
+
+
+def _format_two_cut(mv):
+    size = mv.nbytes
+    if size < _FOOTER + 12:
+        return None
+    f = size - _FOOTER
+    magic, count, index_at = struct.unpack_from("<4sIQ", mv, f)
+    (major,) = struct.unpack_from("<H", mv, f + 24)
+    if magic != b"ELFT" or major != _FORMAT_SHARED_RECORDS:
+        return None
+    if not index_at + 8 + 16 * count + 4 <= f:
+        return None
+    imagic, icount = struct.unpack_from("<4sI", mv, index_at)
+    if imagic != b"ELIX" or icount != count:
+        return None
+    starts, prev_end = [], 0
+    for i in range(count):
+        start, length = struct.unpack_from("<QQ", mv, index_at + 8 + 16 * i)
+        if not (start >= prev_end and (i > 0 or start > 0) and start + length <= index_at):
+            return None
+        starts.append(start)
+        prev_end = start + length
+    return starts, index_at
+
+
+# ---- retention (the same rules as js/store/indexeddb.mjs) ----
+
+_HOUR_MS = 3600 * 1000
+_RETENTION_FIELDS = ("keepLast", "keepHourly", "maxBytes")
+
+
+def check_retention(policy):
+    """A retention policy {keepLast, keepHourly, maxBytes} (each optional) checked, or None."""
+    if policy is None:
+        return None
+    if not isinstance(policy, dict):
+        raise StoreError(f"a retention policy is a dict with keepLast, keepHourly, maxBytes; got {policy!r}")
+    unknown = sorted(set(policy) - set(_RETENTION_FIELDS))
+    if unknown:
+        raise StoreError(f"unknown retention setting {', '.join(unknown)}: use keepLast, keepHourly, maxBytes")
+    out = {}
+    for field in _RETENTION_FIELDS:
+        v = policy.get(field)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise StoreError(f"retention {field} must be a whole number >= 1, not {v!r}")
+        out[field] = v
+    return out or None
+
+
+def expired_by_retention(entries, keep, policy):
+    """Names to remove among `entries` [(name, created_ms, fixed_bytes, [(key, length)...])]
+    of one notebook under `policy`, `keep` being the name just committed."""
+    if not policy:
+        return []
+    ordered = sorted(entries, key=lambda e: (-e[1], e[0]))
+    kept = ordered
+    if "keepLast" in policy or "keepHourly" in policy:
+        chosen = {e[0] for e in ordered[:policy.get("keepLast", 0)]}
+        if "keepHourly" in policy:
+            hours = set()
+            for e in ordered:
+                hour = e[1] // _HOUR_MS
+                if hour in hours:
+                    continue
+                if len(hours) >= policy["keepHourly"]:
+                    break
+                hours.add(hour)
+                chosen.add(e[0])
+        chosen.add(keep)
+        kept = [e for e in ordered if e[0] in chosen]
+    if "maxBytes" in policy:
+        seen, used, cut = set(), 0, len(kept)
+        for i, (name, _, fixed, records) in enumerate(kept):
+            add = fixed + sum(length for key, length in dict(records).items() if key not in seen)
+            if used + add > policy["maxBytes"] and name != keep:
+                cut = i
+                break
+            used += add
+            seen.update(key for key, _ in records)
+        kept = kept[:cut] + [e for e in kept[cut:] if e[0] == keep]
+    kept_names = {e[0] for e in kept}
+    return [e[0] for e in ordered if e[0] not in kept_names]
+
+
+# ---- writer locks ----
+
+class _HeldLock:
+    def __init__(self, lock):
+        self._lock = lock
+
+    async def release(self):
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
 
 class MemoryStore:
-    """Checkpoints in a dict of this interpreter (lost with it): tests and the fallback."""
+    """Checkpoints in dicts of this interpreter (lost with it): tests and the fallback.
 
-    def __init__(self):
-        self._entries = {}
-        self._seq = 0  # ties in createdMs (same millisecond): the later put is newer
+    The same model as the JS stores (records by key with reference counts, entries naming
+    them). No method really suspends unless a writer waits for another one's lock, so the
+    magics can drive it without an event loop."""
+
+    def __init__(self, retention=None, keep_last=None, lock_timeout=DEFAULT_LOCK_TIMEOUT,
+                 orphan_grace=DEFAULT_ORPHAN_GRACE):
+        if retention is not None and keep_last is not None:
+            raise StoreError("pass either retention or keep_last, not both")
+        self.retention = check_retention({"keepLast": keep_last} if keep_last is not None else retention)
+        self.lock_timeout = lock_timeout
+        self.orphan_grace = orphan_grace
+        self._records = {}   # key -> [bytes, refs, pinned_at (monotonic seconds, 0: not pinned)]
+        self._entries = {}   # name -> {"head", "records", "tail", "meta", "size", "seq"}
+        self._settings = {}  # notebook (None: default) -> policy
+        self._locks = {}
+        self._seq = 0  # ties in createdMs (same millisecond): the later commit is newer
+
+    async def lock(self, name, timeout=None):
+        """Hold the writer lock of checkpoint `name` until `await held.release()`."""
+        _check_name(name)
+        lock = self._locks.setdefault(name, asyncio.Lock())
+        if not lock.locked():
+            await lock.acquire()  # uncontended: returns without suspending
+            return _HeldLock(lock)
+        wait = self.lock_timeout if timeout is None else timeout
+        try:
+            await asyncio.wait_for(lock.acquire(), wait)
+        except asyncio.TimeoutError:
+            raise StoreError(f"checkpoint {name!r} is being saved by another writer right now; "
+                             f"waited {wait:g} s for it to finish. Try again in a moment.", "busy") from None
+        return _HeldLock(lock)
+
+    async def put_records(self, records):
+        keys, now = [], time.monotonic()
+        for record in records:
+            pieces = _pieces(record)
+            key = record_key(pieces)
+            known = self._records.get(key)
+            if known is None:
+                self._records[key] = [b"".join(pieces), 0, now]
+            else:
+                known[2] = now
+            keys.append(key)
+        return keys
+
+    async def has_records(self, keys):
+        now, out = time.monotonic(), []
+        for key in keys:
+            rec = self._records.get(_check_key(key))
+            if rec is not None:
+                rec[2] = now
+            out.append(rec is not None)
+        return out
+
+    async def commit(self, name, entry, retention=...):
+        _check_name(name)
+        head, records, tail, size = _check_entry(entry)
+        meta = _plain_meta(entry.get("meta"), size)
+        keys = list(dict.fromkeys(r["key"] for r in records))
+        missing = [k for k in keys if k not in self._records]
+        if missing:
+            raise StoreError(f"cannot save checkpoint {name!r}: {len(missing)} of its records are not "
+                             "in the store; write them with put_records() and commit again", "missing-record")
+        for k in keys:
+            rec = self._records[k]
+            rec[1] += 1
+            rec[2] = 0
+        self._drop(name)
+        self._seq += 1
+        self._entries[name] = {"head": head, "records": records, "tail": tail, "meta": meta,
+                               "size": size, "seq": self._seq}
+        notebook = meta.get("notebook")
+        if notebook is not None:
+            policy = check_retention(retention) if retention is not ... else (
+                self._settings.get(notebook) or self._settings.get(None) or self.retention)
+            mine = [(n, e["meta"].get("createdMs") or 0, len(e["head"]) + len(e["tail"]),
+                     [(r["key"], r["length"]) for r in e["records"]])
+                    for n, e in self._entries.items() if e["meta"].get("notebook") == notebook]
+            for old in expired_by_retention(mine, name, policy):
+                self._drop(old)
+
+    def _drop(self, name):
+        old = self._entries.pop(name, None)
+        if old is None:
+            return False
+        for k in dict.fromkeys(r["key"] for r in old["records"]):
+            rec = self._records[k]
+            rec[1] -= 1
+            if self._freeable(rec):
+                del self._records[k]
+        return True
+
+    def _freeable(self, rec):
+        return rec[1] == 0 and not (rec[2] and time.monotonic() - rec[2] < self.orphan_grace)
 
     async def put(self, name, data, meta=None):
         _check_name(name)
-        meta = dict(meta or {})
-        meta["size"] = len(data)
-        meta.setdefault("createdMs", int(time.time() * 1000))
-        meta.setdefault("notebook", None)
-        self._seq += 1
-        self._entries.pop(name, None)
-        self._entries[name] = (bytes(data), meta, self._seq)
+        head, records, tail = split_container(data)
+        held = await self.lock(name)
+        try:
+            keys = await self.put_records(records)
+            await self.commit(name, {"head": head, "tail": tail, "meta": meta,
+                                     "records": [{"key": k, "length": r.nbytes} for k, r in zip(keys, records)]})
+        finally:
+            await held.release()
 
     async def get(self, name):
-        entry = self._entries.get(name)
-        return None if entry is None else {"bytes": entry[0], "meta": dict(entry[1])}
+        _check_name(name)
+        e = self._entries.get(name)
+        if e is None:
+            return None
+        data = b"".join([e["head"], *(self._records[r["key"]][0] for r in e["records"]), e["tail"]])
+        return {"bytes": data, "meta": dict(e["meta"])}
+
+    async def get_entry(self, name):
+        _check_name(name)
+        e = self._entries.get(name)
+        if e is None:
+            return None
+        return {"name": name, "head": e["head"], "records": [dict(r) for r in e["records"]],
+                "tail": e["tail"], "meta": dict(e["meta"]), "size": e["size"]}
+
+    async def read_records(self, keys):
+        missing = [k for k in keys if k not in self._records]
+        if missing:
+            raise StoreError(f"{len(missing)} record(s) are not in the store: {', '.join(missing[:2])}",
+                             "missing-record")
+        return [self._records[k][0] for k in keys]
 
     async def list(self, notebook=None):
-        out = [(-(m.get("createdMs") or 0), -seq, {"name": n, "meta": dict(m)})
-               for n, (_, m, seq) in self._entries.items()
-               if notebook is None or m.get("notebook") == notebook]
+        out = [(-(e["meta"].get("createdMs") or 0), -e["seq"], {"name": n, "meta": dict(e["meta"])})
+               for n, e in self._entries.items()
+               if notebook is None or e["meta"].get("notebook") == notebook]
         return [e for *_, e in sorted(out, key=lambda t: (t[0], t[1]))]
 
     async def delete(self, name):
-        return self._entries.pop(name, None) is not None
+        _check_name(name)
+        return self._drop(name)
+
+    async def set_retention(self, notebook, policy):
+        p = check_retention(policy)
+        if p:
+            self._settings[notebook] = p
+        else:
+            self._settings.pop(notebook, None)
+
+    async def get_retention(self, notebook=None):
+        return (self._settings.get(notebook) if notebook is not None else None) or \
+            self._settings.get(None) or self.retention
+
+    async def sweep(self):
+        dead = [k for k, rec in self._records.items() if self._freeable(rec)]
+        for k in dead:
+            del self._records[k]
+        return len(dead)
+
+    async def discard_records(self, keys):
+        dead = [k for k in dict.fromkeys(keys) if k in self._records and self._records[k][1] == 0]
+        for k in dead:
+            del self._records[k]
+        return len(dead)
+
+    async def stats(self):
+        return {"checkpoints": len(self._entries), "records": len(self._records),
+                "recordBytes": sum(len(r[0]) for r in self._records.values())}
 
     async def close(self):
         pass
@@ -63,6 +363,36 @@ def _check_name(name):
             ord(c) < 32 or ord(c) == 127 for c in name):
         raise StoreError(f"invalid checkpoint name {name!r}: use a non-empty string of at most "
                          "200 printable characters")
+
+
+def _check_key(key):
+    if not (isinstance(key, str) and len(key) == 64 and all(c in "0123456789abcdef" for c in key)):
+        raise StoreError(f"not a record key: {key!r}")
+    return key
+
+
+def _check_entry(entry):
+    """(head bytes, [{"key", "length"}], tail bytes, size) of what commit() is given."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("records"), (list, tuple)):
+        raise StoreError("commit() needs an entry {head, records: [{key, length}], tail, meta}")
+    head = bytes(entry.get("head") or b"")
+    tail = bytes(entry.get("tail") or b"")
+    records = []
+    for i, r in enumerate(entry["records"]):
+        length = r.get("length") if isinstance(r, dict) else None
+        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+            raise StoreError(f"commit(): record {i} must be {{key, length}}, not {r!r}")
+        records.append({"key": _check_key(r.get("key")), "length": length})
+    return head, records, tail, len(head) + len(tail) + sum(r["length"] for r in records)
+
+
+def _plain_meta(meta, size):
+    meta = dict(meta or {})
+    meta["size"] = size
+    if not isinstance(meta.get("createdMs"), (int, float)) or isinstance(meta.get("createdMs"), bool):
+        meta["createdMs"] = int(time.time() * 1000)
+    meta.setdefault("notebook", None)
+    return meta
 
 
 def _is_nullish(value):
@@ -86,25 +416,92 @@ def _plain(value):
 
 
 class JsStore:
-    """A JS store object (JsProxy) seen from Python: bytes in and out, dicts for metadata."""
+    """A JS store object (JsProxy) seen from Python: bytes in and out, dicts for metadata.
+
+    Bytes cross to JS with one copy each, in pieces no larger than the store's chunks, each in
+    its own ArrayBuffer: the IndexedDB store then keeps them as they are instead of slicing
+    (copying) them again. Stores written before records existed (put/get/list/delete only)
+    still work: the record calls are there only when the JS store has them."""
 
     def __init__(self, proxy):
         self.proxy = proxy
+        self.has_record_api = all(hasattr(proxy, m) for m in ("putRecords", "hasRecords", "commit", "lock"))
 
     @staticmethod
     def _error(op, exc):
         msg = getattr(exc, "message", None) or str(exc)
-        err = StoreError(f"the checkpoint store failed to {op}: {msg}")
-        err.code = getattr(exc, "code", None) or getattr(exc, "name", None)  # hosts classify by it
-        return err
+        code = getattr(exc, "code", None)  # hosts classify by it
+        if not isinstance(code, str):
+            code = getattr(exc, "name", None)
+        return StoreError(f"the checkpoint store failed to {op}: {msg}", code if isinstance(code, str) else None)
+
+    def _piece_size(self):
+        size = getattr(self.proxy, "chunkSize", None)
+        return size if isinstance(size, int) and size > 0 else KEY_LEAF_SIZE
+
+    def _to_js_record(self, record):
+        from js import Array, Uint8Array
+        out, step = Array.new(), self._piece_size()
+        for p in _pieces(record):
+            for at in range(0, p.nbytes, step):
+                part = p[at:at + step]
+                u8 = Uint8Array.new(part.nbytes)
+                u8.assign(part)
+                out.push(u8)
+        return out
+
+    @staticmethod
+    def _to_js(value):
+        from js import Object
+        from pyodide.ffi import to_js
+        return to_js(value, dict_converter=Object.fromEntries)
+
+    async def lock(self, name, timeout=None):
+        opts = {} if timeout is None else {"timeoutMs": int(timeout * 1000)}
+        try:
+            handle = await self.proxy.lock(name, self._to_js(opts))
+        except Exception as exc:
+            raise self._error(f"lock {name!r}", exc) from None
+        return _JsHeldLock(handle)
+
+    async def put_records(self, records):
+        from js import Array
+        batch = Array.new()
+        for record in records:
+            batch.push(self._to_js_record(record))
+        try:
+            keys = await self.proxy.putRecords(batch)
+        except Exception as exc:
+            raise self._error("save records", exc) from None
+        return list(keys.to_py())
+
+    async def has_records(self, keys):
+        try:
+            return list((await self.proxy.hasRecords(self._to_js(list(keys)))).to_py())
+        except Exception as exc:
+            raise self._error("look up records", exc) from None
+
+    async def commit(self, name, entry, retention=...):
+        from js import Uint8Array
+        js_entry = {"records": [{"key": r["key"], "length": r["length"]} for r in entry["records"]],
+                    "meta": entry.get("meta") or {}}
+        for part in ("head", "tail"):
+            data = memoryview(entry.get(part) or b"").cast("B")
+            u8 = Uint8Array.new(data.nbytes)
+            u8.assign(data)
+            js_entry[part] = u8
+        opts = {} if retention is ... else {"retention": retention}
+        try:
+            await self.proxy.commit(name, self._to_js(js_entry), self._to_js(opts))
+        except Exception as exc:
+            raise self._error(f"save {name!r}", exc) from None
 
     async def put(self, name, data, meta=None):
-        from js import Object, Uint8Array
-        from pyodide.ffi import to_js
+        from js import Uint8Array
         buf = Uint8Array.new(len(data))
         buf.assign(data)
         try:
-            await self.proxy.put(name, buf, to_js(meta or {}, dict_converter=Object.fromEntries))
+            await self.proxy.put(name, buf, self._to_js(meta or {}))
         except Exception as exc:
             raise self._error(f"save {name!r}", exc) from None
 
@@ -117,11 +514,25 @@ class JsStore:
             return None
         return {"bytes": res.bytes.to_bytes(), "meta": _plain(res.meta) or {}}
 
+    async def get_entry(self, name):
+        try:
+            res = await self.proxy.getEntry(name)
+        except Exception as exc:
+            raise self._error(f"read {name!r}", exc) from None
+        if _is_nullish(res):
+            return None
+        return {"name": name, "head": res.head.to_bytes(), "tail": res.tail.to_bytes(),
+                "records": _plain(res.records), "meta": _plain(res.meta) or {}, "size": res.size}
+
+    async def read_records(self, keys):
+        try:
+            res = await self.proxy.readRecords(self._to_js(list(keys)))
+        except Exception as exc:
+            raise self._error("read records", exc) from None
+        return [r.to_bytes() for r in res]
+
     async def list(self, notebook=None):
-        from js import Object
-        from pyodide.ffi import to_js
-        opts = to_js({} if notebook is None else {"notebook": notebook},
-                     dict_converter=Object.fromEntries)
+        opts = self._to_js({} if notebook is None else {"notebook": notebook})
         try:
             res = await self.proxy.list(opts)
         except Exception as exc:
@@ -134,10 +545,41 @@ class JsStore:
         except Exception as exc:
             raise self._error(f"delete {name!r}", exc) from None
 
+    async def discard_records(self, keys):
+        try:
+            return await self.proxy.discardRecords(self._to_js(list(keys)))
+        except Exception as exc:
+            raise self._error("give back records", exc) from None
+
+    async def set_retention(self, notebook, policy):
+        try:
+            await self.proxy.setRetention(notebook, self._to_js(policy))
+        except Exception as exc:
+            raise self._error("set retention", exc) from None
+
+    async def get_retention(self, notebook=None):
+        return _plain(await self.proxy.getRetention(notebook))
+
+    async def stats(self):
+        return _plain(await self.proxy.stats())
+
     async def close(self):
         close = getattr(self.proxy, "close", None)
         if close is not None:
             await close()
+
+
+class _JsHeldLock:
+    def __init__(self, handle):
+        self._handle = handle
+
+    async def release(self):
+        if self._handle is None:
+            return
+        handle, self._handle = self._handle, None
+        result = handle.release()
+        if hasattr(result, "then"):
+            await result
 
 
 _store = None
@@ -220,16 +662,115 @@ def get_notebook():
     return _notebook
 
 
-async def checkpoint(name=None, namespace=None, names=None, notebook=None, progress=None):
+def has_record_api(store):
+    """Whether `store` takes records one by one (every store of this package does; a store
+    written for the first interface has only put/get/list/delete)."""
+    if isinstance(store, JsStore):
+        return store.has_record_api
+    return all(callable(getattr(store, m, None)) for m in ("put_records", "commit", "lock"))
+
+
+def container_parts(data):
+    """The parts of a whole checkpoint file as write_parts() takes them."""
+    head, records, tail = split_container(data)
+    yield "head", head
+    for record in records:
+        yield "record", record
+    yield "tail", tail
+
+
+async def write_parts(store, name, parts, meta):
+    """Saves checkpoint `name` from `parts`, in file order: ("head", bytes), then per record
+    ("record", bytes or [bytes, ...]) for its bytes, or ("stored", key, length) for a record
+    the store already holds (unchanged since an earlier checkpoint: nothing is sent), then
+    ("tail", bytes). New records go to the store in batches of about BATCH_BYTES as they come;
+    the checkpoint exists once commit() has counted them all. The caller holds store.lock(name).
+    On failure the records sent are given back (discard_records) when the store can."""
+    head = tail = b""
+    entries, batch, batch_at, batch_bytes, sent = [], [], [], 0, []
+
+    async def flush():
+        nonlocal batch, batch_at, batch_bytes
+        if batch:
+            keys = await store.put_records(batch)
+            sent.extend(keys)
+            for at, key in zip(batch_at, keys):
+                entries[at]["key"] = key
+        batch, batch_at, batch_bytes = [], [], 0
+
+    try:
+        for part in parts:
+            kind = part[0]
+            if kind == "head":
+                head = part[1]
+            elif kind == "tail":
+                tail = part[1]
+            elif kind == "stored":
+                entries.append({"key": _check_key(part[1]), "length": part[2]})
+            elif kind == "record":
+                pieces = _pieces(part[1])
+                length = sum(p.nbytes for p in pieces)
+                batch_at.append(len(entries))
+                entries.append({"key": None, "length": length})
+                batch.append(pieces)
+                batch_bytes += length
+                if batch_bytes >= BATCH_BYTES:
+                    await flush()
+            else:
+                raise ValueError(f"unknown checkpoint part {kind!r}")
+        await flush()
+        await store.commit(name, {"head": head, "records": entries, "tail": tail, "meta": meta})
+    except BaseException:
+        if sent and callable(getattr(store, "discard_records", None)):
+            try:
+                await store.discard_records(sent)
+            except Exception:
+                pass  # the sweep frees them later
+        raise
+
+
+def _cell_meta(cell):
+    """The cell that led to a checkpoint, as stored in meta.cell."""
+    if not isinstance(cell, dict):
+        raise TypeError(f"cell= takes a dict like {{'executionCount': 7, 'firstLine': 'df = load()', "
+                        f"'timeMs': 1700000000000}}; got {cell!r}")
+    out = {}
+    if cell.get("executionCount") is not None:
+        out["executionCount"] = int(cell["executionCount"])
+    if cell.get("firstLine") is not None:
+        out["firstLine"] = str(cell["firstLine"]).split("\n", 1)[0][:200]
+    out["timeMs"] = int(cell["timeMs"]) if cell.get("timeMs") is not None else int(time.time() * 1000)
+    return out
+
+
+async def checkpoint(name=None, namespace=None, names=None, notebook=None, progress=None, cell=None):
     """Snapshot the namespace and save it in the store under `name`; returns the Snapshot.
-    `notebook` (default: the one given to set_notebook()) goes into the entry's metadata."""
+    `notebook` (default: the one given to set_notebook()) goes into the entry's metadata, and
+    `cell` ({executionCount, firstLine, timeMs}: the cell that led to this state) as meta.cell.
+
+    The writer lock of `name` is held from before the snapshot until the checkpoint is
+    committed, so two kernels saving one name save one after the other (the second waits, or
+    fails plainly after the store's lock timeout), never interleaved."""
     name = name or DEFAULT_NAME
+    _check_name(name)
     if notebook is None:
         notebook = _notebook
+    cell_meta = _cell_meta(cell) if cell is not None else None
     store = await get_store()
-    snap = snapshot(namespace=namespace, names=names, progress=progress)
-    meta = checkpoint_meta(snap.names, snap.skipped, len(snap.data), notebook=notebook)
-    await store.put(name, snap.data, meta)
+    records = has_record_api(store)
+    held = await store.lock(name) if records else None
+    try:
+        snap = snapshot(namespace=namespace, names=names, progress=progress)
+        meta = checkpoint_meta(snap.names, snap.skipped, len(snap.data), notebook=notebook)
+        if cell_meta is not None:
+            meta["cell"] = cell_meta
+        if records:
+            await write_parts(store, name, container_parts(snap.data), meta)
+        else:
+            await store.put(name, snap.data, meta)
+    finally:
+        if held is not None:
+            await held.release()
     return snap
 
 

@@ -49,7 +49,7 @@ observers = []
 _EMPTY = "empty (0 bytes): not an Elastic Lite checkpoint"
 
 # Store error codes (a JS error's `code` or `name`) that mean "no space left".
-_QUOTA_CODES = ("QuotaExceededError", "ENOSPC", "EDQUOT")
+_QUOTA_CODES = ("quota", "QuotaExceededError", "ENOSPC", "EDQUOT")
 
 
 def _now():

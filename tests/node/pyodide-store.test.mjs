@@ -10,9 +10,12 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadPyodide } from 'pyodide';
+import { IDBFactory } from 'fake-indexeddb';
 import { MemoryStore } from '../../js/store/memory.mjs';
+import { IndexedDBStore, recordKey } from '../../js/store/indexeddb.mjs';
 import { installElasticLite } from '../../js/pyodide-glue.mjs';
 import { freshPyodide, py, pyJson } from './helpers/pyodide.mjs';
+import { payload } from './store-contract.mjs';
 
 const WHEELS = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../build/wheels');
 
@@ -110,5 +113,70 @@ except Exception as e:
     msg = f"{type(e).__name__}: {e}"
 msg`);
     assert.match(err, /StoreError: no checkpoint named 'nb-1'/);
+  });
+});
+
+test('Python through a JS IndexedDB store: same record keys, one copy per piece, cell metadata, one writer per name', async (t) => {
+  const CHUNK = 64 * 1024;
+  const store = new IndexedDBStore({ indexedDB: new IDBFactory(), chunkSize: CHUNK, lockTimeoutMs: 200 });
+  // What the store receives from Python: every piece of every record.
+  const received = [];
+  const putRecords = store.putRecords.bind(store);
+  store.putRecords = (records) => { received.push(...records.flat()); return putRecords(records); };
+  const D = await freshPyodide({ store });
+
+  await t.test('Python computes the same record key as JS', async () => {
+    const key = await py(D, `
+from elastic_lite._store import record_key
+record_key(bytes(range(256)) * 40000)`);
+    const bytes = new Uint8Array(256 * 40000).map((_, i) => i % 256);
+    assert.equal(key, await recordKey(bytes));
+    assert.equal(await py(D, 'record_key(b"")'), await recordKey(new Uint8Array(0)));
+  });
+
+  await t.test('checkpoint sends records in pieces of the store\'s chunk size, each its own buffer', async () => {
+    await py(D, `
+import elastic_lite as el
+ns = {"blob": bytes(300_000), "n": 42}
+snap = await el.checkpoint("nb", namespace=ns, notebook="a.ipynb",
+                           cell={"executionCount": 4, "firstLine": "blob = bytes(300_000)", "timeMs": 1700000000000})`);
+    assert.ok(received.length >= 5, `${received.length} pieces`);
+    for (const piece of received) {
+      assert.ok(piece.byteLength <= CHUNK);
+      assert.equal(piece.byteOffset, 0);
+      assert.equal(piece.buffer.byteLength, piece.byteLength, 'a piece owns its buffer: the store keeps it without copying');
+    }
+    const [entry] = await store.list({ notebook: 'a.ipynb' });
+    assert.deepEqual(entry.meta.cell, { executionCount: 4, firstLine: 'blob = bytes(300_000)', timeMs: 1700000000000 });
+    const fromPy = await pyJson(D, `(await el.list_checkpoints("a.ipynb"))[0]["meta"]["cell"]`);
+    assert.deepEqual(fromPy, entry.meta.cell);
+    assert.equal(await py(D, `
+fresh = {}
+(await el.restore("nb", namespace=fresh)).ok and fresh["blob"] == bytes(300_000) and fresh["n"] == 42`), true);
+  });
+
+  await t.test('a kernel saving a name another writer holds waits, then is told plainly', async () => {
+    const held = await store.lock('nb');
+    const msg = await py(D, `
+try:
+    await el.checkpoint("nb", namespace=ns)
+    msg = "saved"
+except el.StoreError as e:
+    msg = f"{e.code}: {e}"
+msg`);
+    held.release();
+    assert.match(msg, /^busy: the checkpoint store failed to lock 'nb': Checkpoint "nb" is being saved by another tab, window or process right now/);
+    assert.equal(await py(D, `(await el.checkpoint("nb", namespace=ns)) is not None`), true);
+  });
+
+  await t.test('record calls from Python: get_entry, read_records, put_records, has_records', async () => {
+    await py(D, `
+s = await el.get_store()
+e = await s.get_entry("nb")
+recs = await s.read_records([r["key"] for r in e["records"]])
+whole = (await s.get("nb"))["bytes"]
+found = await s.has_records([e["records"][0]["key"], "0" * 64])`);
+    const out = await pyJson(D, '[len(e["records"]), e["size"] == len(whole), e["head"] + b"".join(recs) + e["tail"] == whole, found]');
+    assert.deepEqual(out, [1, true, true, [true, false]]);
   });
 });

@@ -1,15 +1,18 @@
 // DirectoryStore on a real temporary directory. Crashes are real: a child process is killed
-// with SIGKILL in the middle of put().
+// with SIGKILL at each file-system step of a write, one run per step; collisions are real:
+// two Node processes write one name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { DirectoryStore, nameToStem, stemToName } from '../../js/store/directory.mjs';
-import { storeContract, payload } from './store-contract.mjs';
+import { DirectoryStore as DirectoryStoreV1 } from './store-fixtures/v1/directory.mjs';
+import { storeContract, payload, formatTwo, expectedKey, assertWhole } from './store-contract.mjs';
 
 const STORE_URL = new URL('../../js/store/directory.mjs', import.meta.url).href;
+const LOCKFILE_URL = new URL('../../js/store/lockfile.mjs', import.meta.url).href;
 const tmpDirs = [];
 async function tempDir() {
   const d = await fs.mkdtemp(path.join(os.tmpdir(), 'el-store-'));
@@ -20,15 +23,43 @@ test.after(async () => { await Promise.all(tmpDirs.map((d) => fs.rm(d, { recursi
 
 storeContract('DirectoryStore', async (opts) => new DirectoryStore(path.join(await tempDir(), 'store'), opts));
 
-test('file layout: <stem>.elc holds exactly the checkpoint bytes, plus <stem>.meta.json', async () => {
+/** Every file under dir, relative, sorted. */
+async function tree(dir) {
+  const out = [];
+  for (const e of await fs.readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (e.isFile()) out.push(path.relative(dir, path.join(e.parentPath ?? e.path, e.name)));
+  }
+  return out.sort();
+}
+
+/** Node script text run as a child (ES module), with the store module's URL at hand. */
+function child(body, env = {}) {
+  return spawn(process.execPath, ['--input-type=module', '-e', `
+    import { DirectoryStore } from ${JSON.stringify(STORE_URL)};
+    ${body}`], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function finished(proc) {
+  let stdout = ''; let stderr = '';
+  proc.stdout.on('data', (d) => { stdout += d; });
+  proc.stderr.on('data', (d) => { stderr += d; });
+  return new Promise((resolve) => proc.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+}
+
+test('layout: one entry file per checkpoint, one file per record named by its key', async () => {
   const dir = await tempDir();
   const store = new DirectoryStore(dir);
-  await store.put('my run', payload(1234, 1), { notebook: 'n.ipynb' });
-  assert.deepEqual((await fs.readdir(dir)).sort(), ['my%20run.elc', 'my%20run.meta.json']);
-  assert.deepEqual(new Uint8Array(await fs.readFile(path.join(dir, 'my%20run.elc'))), payload(1234, 1));
-  const side = JSON.parse(await fs.readFile(path.join(dir, 'my%20run.meta.json'), 'utf8'));
-  assert.equal(side.name, 'my run');
-  assert.equal(side.meta.notebook, 'n.ipynb');
+  const file = formatTwo([payload(1000, 1), payload(70, 2)]);
+  await store.put('my run', file.bytes, { notebook: 'n.ipynb' });
+  const keys = file.records.map(expectedKey);
+  assert.deepEqual(await tree(dir), ['entries/my%20run.json', ...keys.map((k) => `records/${k}`).sort()]);
+  for (const [i, k] of keys.entries()) assert.deepEqual(new Uint8Array(await fs.readFile(path.join(dir, 'records', k))), file.records[i]);
+  const doc = JSON.parse(await fs.readFile(path.join(dir, 'entries', 'my%20run.json'), 'utf8'));
+  assert.equal(doc.name, 'my run');
+  assert.equal(doc.meta.notebook, 'n.ipynb');
+  assert.deepEqual(doc.records, keys.map((key, i) => ({ key, length: file.records[i].byteLength })));
+  assert.deepEqual(Buffer.from(doc.head, 'base64'), Buffer.from(file.bytes.subarray(0, 64)));
+  assert.equal(doc.size, file.bytes.byteLength);
 });
 
 test('names cannot escape the directory and map one-to-one to file names', () => {
@@ -50,18 +81,35 @@ test('files that are not checkpoints are ignored by list', async () => {
   await store.put('real', payload(10, 1), {});
   await fs.writeFile(path.join(dir, 'notes.txt'), 'hello');
   await fs.mkdir(path.join(dir, 'sub.elc'));
+  await fs.writeFile(path.join(dir, 'entries', 'not%zz.json'), '{}');
   assert.deepEqual((await store.list()).map((e) => e.name), ['real']);
 });
 
-test('a container copied in by hand is listed with metadata derived from the file', async () => {
+test('checkpoints saved by the previous version are listed, read, replaced and deleted', async () => {
   const dir = await tempDir();
-  await fs.writeFile(path.join(dir, 'copied.elc'), payload(77, 2));
+  const v1 = new DirectoryStoreV1(dir);
+  await v1.put('before upgrade', payload(3000, 1), { notebook: 'a.ipynb', createdMs: 5, names: ['x'] });
+  await v1.put('replace me', payload(10, 2), { notebook: 'a.ipynb', createdMs: 6 });
+  await v1.put('delete me', payload(10, 3), { createdMs: 7 });
+  await fs.writeFile(path.join(dir, 'copied.elc'), payload(77, 4)); // copied in by hand
+
   const store = new DirectoryStore(dir);
-  const [entry] = await store.list();
-  assert.equal(entry.name, 'copied');
-  assert.equal(entry.meta.size, 77);
-  assert.equal(entry.meta.metadataMissing, true);
-  assert.deepEqual((await store.get('copied')).bytes, payload(77, 2));
+  // 'copied' has no metadata: its time is the file's.
+  assert.deepEqual((await store.list()).map((e) => e.name), ['copied', 'delete me', 'replace me', 'before upgrade']);
+  const got = await store.get('before upgrade');
+  assert.deepEqual(got.bytes, payload(3000, 1));
+  assert.equal(got.meta.notebook, 'a.ipynb');
+  assert.deepEqual(got.meta.names, ['x']);
+  assert.equal((await store.list()).find((e) => e.name === 'copied').meta.metadataMissing, true);
+  assert.deepEqual((await store.get('copied')).bytes, payload(77, 4));
+  const entry = await store.getEntry('before upgrade'); // one file, no records: all of it is the tail
+  assert.deepEqual([entry.head.byteLength, entry.records, entry.tail], [0, [], payload(3000, 1)]);
+
+  await store.put('replace me', payload(20, 5), { notebook: 'a.ipynb', createdMs: 8 });
+  assert.deepEqual((await store.get('replace me')).bytes, payload(20, 5));
+  assert.equal(await store.delete('delete me'), true);
+  assert.deepEqual(await tree(dir), ['before%20upgrade.elc', 'before%20upgrade.meta.json', 'copied.elc',
+    'entries/replace%20me.json', `records/${expectedKey(payload(20, 5))}`]);
 });
 
 test('a store path that is a file gives a clear error', async () => {
@@ -70,75 +118,220 @@ test('a store path that is a file gives a clear error', async () => {
   await assert.rejects(new DirectoryStore(file).list(), /is not a directory/);
 });
 
-/**
- * Runs put() in a child process that SIGKILLs itself at its `killAt`-th fs.rename call (1 =
- * after the container's temp file is written and fsynced, before its rename; 2 = after the
- * container's rename, before the metadata's).
- */
-function putAndDie(dir, killAt) {
-  const script = `
-    import fs from 'node:fs/promises';
-    import { DirectoryStore } from ${JSON.stringify(STORE_URL)};
-    const rename = fs.rename;
-    let calls = 0;
-    fs.rename = async (...args) => {
-      if (++calls === ${killAt}) process.kill(process.pid, 'SIGKILL');
-      return rename(...args);
-    };
-    const bytes = new Uint8Array(200000).fill(0xab);
-    await new DirectoryStore(${JSON.stringify(dir)}).put('nb', bytes, { notebook: 'new', createdMs: 2 });
-    console.log('put finished');`;
-  return spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
-}
-
-test('killed between temp file and rename: the old checkpoint is whole, the temp file is swept', async () => {
+test('a damaged record file or entry file is reported by name, and can be deleted', async () => {
   const dir = await tempDir();
-  const old = payload(5000, 1);
-  await new DirectoryStore(dir).put('nb', old, { notebook: 'old', createdMs: 1 });
-
-  const r = putAndDie(dir, 1);
-  assert.equal(r.signal, 'SIGKILL', r.stderr);
-  assert.doesNotMatch(r.stdout, /put finished/);
-  const leftovers = (await fs.readdir(dir)).filter((f) => f.startsWith('.tmp-'));
-  assert.equal(leftovers.length, 2, 'both temp files were written before the kill');
-
   const store = new DirectoryStore(dir);
-  const got = await store.get('nb');
-  assert.deepEqual(got.bytes, old);
-  assert.equal(got.meta.notebook, 'old');
-  assert.deepEqual((await store.list()).map((e) => e.name), ['nb']);
-  assert.deepEqual((await fs.readdir(dir)).sort(), ['nb.elc', 'nb.meta.json'], 'temp files of the dead process are removed');
+  const file = formatTwo([payload(500, 1)]);
+  await store.put('d', file.bytes, {});
+  const key = expectedKey(file.records[0]);
+  await fs.truncate(path.join(dir, 'records', key), 100);
+  await assert.rejects(store.get('d'), /Checkpoint "d" in .* is corrupted: record [0-9a-f]{12}… holds 100 bytes instead of 512\. Delete it \(elastic-lite rm "d"\)/);
+  await fs.rm(path.join(dir, 'records', key));
+  await assert.rejects(store.get('d'), /record [0-9a-f]{12}… is missing/);
+  // Saving the same bytes again repairs the record.
+  await store.put('d', file.bytes, {});
+  assert.deepEqual((await store.get('d')).bytes, file.bytes);
+  await fs.writeFile(path.join(dir, 'entries', 'd.json'), '{"format": "elastic-lite checkpoint entry", "version": 2, "na');
+  await assert.rejects(store.get('d'), /Checkpoint "d" in .* is corrupted: .*d\.json is not a valid entry/);
+  assert.equal(await store.delete('d'), true);
+  await new DirectoryStore(dir, { orphanGraceMs: 0 }).sweep();
+  assert.deepEqual(await tree(dir), []);
 });
 
-test('killed between the container and metadata renames: the new bytes load, stale metadata is detected', async () => {
-  const dir = await tempDir();
-  await new DirectoryStore(dir).put('nb', payload(200000, 1), { notebook: 'old', createdMs: 1 });
-
-  const r = putAndDie(dir, 2);
-  assert.equal(r.signal, 'SIGKILL', r.stderr);
-  const store = new DirectoryStore(dir);
-  const got = await store.get('nb');
-  assert.deepEqual(got.bytes, new Uint8Array(200000).fill(0xab));
-  assert.equal(got.meta.metadataMissing, true, 'same size, but the sha256 no longer matches');
-  const [entry] = await store.list();
-  assert.equal(entry.meta.metadataMissing, true, 'list notices the mtime change');
-  // The next successful put repairs everything.
-  await store.put('nb', payload(10, 3), { notebook: 'fixed' });
-  assert.equal((await store.get('nb')).meta.notebook, 'fixed');
-  assert.deepEqual((await fs.readdir(dir)).sort(), ['nb.elc', 'nb.meta.json']);
-});
-
-test('a write error leaves no temp file and keeps the old checkpoint', async (t) => {
+test('disk full: a clear message, the old checkpoint kept, nothing left behind', async (t) => {
   const dir = await tempDir();
   const store = new DirectoryStore(dir);
   await store.put('nb', payload(100, 1), {});
+  const before = await tree(dir);
   const orig = fs.rename;
-  fs.rename = async () => { const e = new Error('ENOSPC: no space left on device, rename'); e.code = 'ENOSPC'; throw e; };
+  let refused = 0;
+  // The records are written; the entry's rename finds the disk full.
+  fs.rename = async (from, to) => {
+    if (to.includes(`${path.sep}entries${path.sep}`)) {
+      refused += 1;
+      const e = new Error('ENOSPC: no space left on device, rename'); e.code = 'ENOSPC'; throw e;
+    }
+    return orig(from, to);
+  };
   t.after(() => { fs.rename = orig; });
-  await assert.rejects(store.put('nb', payload(4000, 2), {}),
-    /Not enough disk space in .* to save checkpoint "nb": it needs 4000 bytes, \d+ bytes .*free\. Delete old checkpoints \(elastic-lite rm NAME\)/);
+  const bytes = formatTwo([payload(4000, 2), payload(10, 3)]).bytes;
+  const err = await store.put('nb', bytes, {}).then(() => null, (e) => e);
   fs.rename = orig;
+  assert.ok(err, 'put must fail');
+  assert.equal(refused, 1);
+  assert.equal(err.code, 'ENOSPC');
+  assert.match(err.message, new RegExp(`Not enough disk space in .* to save checkpoint "nb": it needs ${bytes.byteLength} bytes, ` +
+    '\\d+ bytes .*free\\. Delete old checkpoints \\(elastic-lite rm NAME\\) or free disk space'));
+  assert.match(err.message, /The previous checkpoint "nb", if any, is unchanged\./);
+  assert.equal(err.needed, bytes.byteLength);
   assert.deepEqual((await store.get('nb')).bytes, payload(100, 1));
-  assert.deepEqual((await fs.readdir(dir)).sort(), ['nb.elc', 'nb.meta.json']);
+  assert.deepEqual(await tree(dir), before, 'the records it wrote are given back, no temporary file remains');
 });
 
+// ---- a kill at every step -------------------------------------------------------------------
+
+// Runs in a child: counts every file-system call that changes something (and every
+// FileHandle write/sync/close) and SIGKILLs the process just before call number KILL_AT.
+const KILL_HARNESS = `
+  import fs from 'node:fs/promises';
+  const killAt = Number(process.env.KILL_AT);
+  let calls = 0;
+  const step = () => { calls += 1; if (calls === killAt) process.kill(process.pid, 'SIGKILL'); };
+  const fh = await fs.open(process.execPath, 'r');
+  const proto = Object.getPrototypeOf(fh);
+  await fh.close();
+  for (const name of ['open', 'rename', 'rm', 'unlink', 'utimes', 'writeFile', 'link', 'mkdir']) {
+    const orig = fs[name];
+    fs[name] = async (...args) => { step(); return orig(...args); };
+  }
+  for (const name of ['writev', 'write', 'sync', 'close']) {
+    const orig = proto[name];
+    proto[name] = async function wrapped(...args) { step(); return orig.apply(this, args); };
+  }
+`;
+
+// What a directory must look like once a store has swept it: no temporary file, no lock, and
+// every record named by an entry.
+async function assertTidy(dir) {
+  const files = await tree(dir);
+  assert.deepEqual(files.filter((f) => path.basename(f).startsWith('.tmp-') || f.endsWith('.lock') || f.includes('.lock.break-')), []);
+  const used = new Set();
+  for (const f of files.filter((x) => x.startsWith('entries/'))) {
+    for (const r of JSON.parse(await fs.readFile(path.join(dir, f), 'utf8')).records) used.add(r.key);
+  }
+  assert.deepEqual(files.filter((f) => f.startsWith('records/')).map((f) => f.slice(8)).filter((k) => !used.has(k)), [], 'orphan records');
+}
+
+test('killed at every step of put, a streamed write, retention and delete: every listed checkpoint stays whole', async () => {
+  const S = payload(5000, 1);
+  const v = {
+    nb1: formatTwo([S, payload(300, 2)], { seed: 1 }).bytes,
+    nb2: formatTwo([S, payload(400, 3)], { seed: 2 }).bytes,
+    other: formatTwo([S, payload(500, 4)], { seed: 3 }).bytes,
+    x: formatTwo([payload(600, 5)], { seed: 4 }).bytes,
+    old: payload(900, 6),
+  };
+  const streamed = formatTwo([S, payload(700, 7)], { seed: 5 });
+  const versions = { nb: [v.nb1, v.nb2], s: [streamed.bytes], other: [v.other], x: [v.x], old: [v.old] };
+  const scenario = `
+    const v = ${JSON.stringify(Object.fromEntries(Object.entries(v).map(([k, b]) => [k, Buffer.from(b).toString('base64')])))};
+    const b = (k) => new Uint8Array(Buffer.from(v[k], 'base64'));
+    const s = ${JSON.stringify(streamed.records.map((r) => Buffer.from(r).toString('base64')))}.map((x) => new Uint8Array(Buffer.from(x, 'base64')));
+    const { DirectoryStore } = await import(${JSON.stringify(STORE_URL)});
+    const store = new DirectoryStore(process.env.DIR, { keepLast: 2 });
+    await store.put('nb', b('nb2'), { notebook: 'n', createdMs: 5 });           // overwrite
+    const lock = await store.lock('s');                                          // streamed
+    const keys = await store.putRecords([s[0]]);
+    keys.push(...(await store.putRecords([[s[1].subarray(0, 100), s[1].subarray(100)]])));
+    await store.commit('s', { head: new Uint8Array(${JSON.stringify([...streamed.bytes.subarray(0, 64)])}),
+      records: keys.map((key, i) => ({ key, length: s[i].byteLength })),
+      tail: new Uint8Array(Buffer.from(${JSON.stringify(Buffer.from(streamed.bytes.subarray(64 + streamed.records[0].byteLength + streamed.records[1].byteLength)).toString('base64'))}, 'base64')),
+      meta: { notebook: 'n', createdMs: 6 } });
+    await lock.release();
+    await store.put('x', b('x'), { notebook: 'n', createdMs: 7 });               // expires nb
+    await store.delete('other');
+    console.log('finished');`;
+
+  let killAt = 1;
+  for (;; killAt += 1) {
+    const dir = await tempDir();
+    const setup = new DirectoryStore(dir);
+    await setup.put('nb', v.nb1, { notebook: 'n', createdMs: 1 });
+    await setup.put('other', v.other, { createdMs: 2 });
+    await new DirectoryStoreV1(dir).put('old', v.old, { createdMs: 0 });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', KILL_HARNESS + scenario],
+      { env: { ...process.env, KILL_AT: String(killAt), DIR: dir }, encoding: 'utf8' });
+    const store = new DirectoryStore(dir, { orphanGraceMs: 0 });
+    const names = await assertWhole(store, versions);
+    assert.ok(names.includes('old'), `kill at step ${killAt}: the checkpoint of the previous version is kept`);
+    await store.sweep();
+    await assertTidy(dir);
+    assert.deepEqual(await assertWhole(store, versions), names, 'the sweep removes no checkpoint');
+    await store.put('after', payload(10, 9), {}); // the store works on
+    assert.deepEqual((await store.get('after')).bytes, payload(10, 9));
+    await fs.rm(dir, { recursive: true, force: true });
+    if (r.signal !== 'SIGKILL') {
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /finished/);
+      assert.deepEqual(names, ['old', 's', 'x'], 'the uninterrupted run ends with nb expired and other deleted');
+      break;
+    }
+  }
+  console.log(`# killed at each of ${killAt - 1} steps`);
+  assert.ok(killAt > 40, `the scenario has ${killAt - 1} steps, each one killed once`);
+});
+
+// ---- writers never collide -------------------------------------------------------------------
+
+test('two processes writing one name: both say saved, one after the other, nothing mixed', async () => {
+  const dir = await tempDir();
+  const script = (seed, size) => `
+    const store = new DirectoryStore(process.env.DIR);
+    const bytes = new Uint8Array(${size}).fill(${seed});
+    await store.put('nb', bytes, { writer: ${seed} });
+    console.log('saved ' + Date.now());`;
+  const runs = await Promise.all([finished(child(script(1, 8 << 20), { DIR: dir })), finished(child(script(2, 8 << 20), { DIR: dir }))]);
+  for (const r of runs) assert.equal(r.code, 0, r.stderr);
+  const [t1, t2] = runs.map((r) => Number(/saved (\d+)/.exec(r.stdout)[1]));
+  const got = await new DirectoryStore(dir).get('nb');
+  const last = t1 > t2 ? 1 : t2 > t1 ? 2 : got.meta.writer;
+  assert.equal(got.meta.writer, last, 'the checkpoint is the write that finished last');
+  assert.ok(got.bytes.every((b) => b === last), 'and its bytes are that writer\'s, whole');
+  assert.deepEqual((await tree(dir)).filter((f) => f.startsWith('records/')).length, 1);
+});
+
+test('a writer that cannot get the lock names the process holding it', async () => {
+  const dir = await tempDir();
+  const holder = child(`
+    const store = new DirectoryStore(process.env.DIR);
+    const lock = await store.lock('nb');
+    console.log('locked');
+    await new Promise((r) => setTimeout(r, 60000));`, { DIR: dir });
+  await new Promise((resolve) => holder.stdout.once('data', resolve));
+  try {
+    const err = await new DirectoryStore(dir, { lockTimeoutMs: 200 }).put('nb', payload(10), {}).then(() => null, (e) => e);
+    assert.ok(err);
+    assert.equal(err.code, 'busy');
+    assert.match(err.message, new RegExp(`Checkpoint "nb" is being saved by process ${holder.pid} \\(since .*\\); waited 0\\.20 s`));
+    assert.match(err.message, /remove the lock file .*locks\/nb\.lock/);
+  } finally {
+    holder.kill('SIGKILL');
+    await finished(holder);
+  }
+  // The holder died holding the lock: the next writer breaks it and saves.
+  await new DirectoryStore(dir, { lockTimeoutMs: 200 }).put('nb', payload(10, 2), {});
+  assert.deepEqual((await new DirectoryStore(dir).get('nb')).bytes, payload(10, 2));
+});
+
+test('lock files: only one holder at a time across processes, even while breaking dead holders', async () => {
+  const dir = await tempDir();
+  const lockFile = path.join(dir, 'test.lock');
+  const counter = path.join(dir, 'counter');
+  await fs.writeFile(counter, '0');
+  // A lock left by a process that no longer exists: every worker will want to break it.
+  const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  await fs.writeFile(lockFile, JSON.stringify({ pid: Number(dead.stdout), host: os.hostname(), token: 'dead-1', sinceMs: 1 }));
+  const worker = `
+    import fs from 'node:fs/promises';
+    import { acquireLockFile } from ${JSON.stringify(LOCKFILE_URL)};
+    for (let i = 0; i < 15; i += 1) {
+      const lock = await acquireLockFile(process.env.LOCK, { timeoutMs: 30000, what: 'test' });
+      const n = Number(await fs.readFile(process.env.COUNTER, 'utf8'));   // read, wait, write:
+      await new Promise((r) => setTimeout(r, 2));                          // lost updates if two
+      await fs.writeFile(process.env.COUNTER, String(n + 1));              // ever hold it at once
+      await lock.release();
+    }`;
+  const env = { ...process.env, LOCK: lockFile, COUNTER: counter };
+  const runs = await Promise.all([1, 2, 3, 4].map(() => finished(spawn(process.execPath, ['--input-type=module', '-e', worker], { env }))));
+  for (const r of runs) assert.equal(r.code, 0, r.stderr);
+  assert.equal(await fs.readFile(counter, 'utf8'), '60');
+  assert.deepEqual((await fs.readdir(dir)).sort(), ['counter'], 'no lock, break or temporary file left');
+});
+
+test('a lock held on another host is never broken: the writer is told which file to remove', async () => {
+  const dir = await tempDir();
+  const store = new DirectoryStore(dir, { lockTimeoutMs: 50 });
+  await fs.mkdir(path.join(dir, 'locks'), { recursive: true });
+  await fs.writeFile(path.join(dir, 'locks', 'nb.lock'), JSON.stringify({ pid: 1, host: 'elsewhere', token: 't', sinceMs: 0 }));
+  await assert.rejects(store.put('nb', payload(1), {}), /being saved by process 1 on elsewhere .* remove the lock file/);
+});

@@ -1,42 +1,86 @@
-// IndexedDBStore on fake-indexeddb (Node). The real IndexedDB is exercised in Chromium by the
-// demo and extension tests. Each test gets its own IDBFactory, i.e. an empty "browser".
+// IndexedDBStore on fake-indexeddb (Node). Real IndexedDB, Web Locks and quota are exercised
+// in Chromium by tests/browser/store-indexeddb.test.mjs. Each test gets its own IDBFactory,
+// i.e. an empty "browser".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import { IDBFactory, IDBObjectStore } from 'fake-indexeddb';
 import { IndexedDBStore, SCHEMA_VERSION } from '../../js/store/indexeddb.mjs';
-import { storeContract, payload } from './store-contract.mjs';
+import { IndexedDBStore as IndexedDBStoreV1 } from './store-fixtures/v1/indexeddb.mjs';
+import { storeContract, payload, formatTwo, expectedKey, assertWhole } from './store-contract.mjs';
 
 // Small chunks so that a few KB already spans several chunks.
 const CHUNK = 1000;
 storeContract('IndexedDBStore', (opts = {}) => new IndexedDBStore({ indexedDB: new IDBFactory(), chunkSize: CHUNK, ...opts }));
 
-/** Every chunk key [name, seq] in the database, read behind the store's back. */
-async function chunkKeys(idb, dbName = 'elastic-lite') {
-  const db = await new Promise((resolve, reject) => {
+function open(idb, dbName = 'elastic-lite') {
+  return new Promise((resolve, reject) => {
     const r = idb.open(dbName);
     r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error);
   });
+}
+
+/** Every row of every object store, read behind the store's back. */
+async function rawDump(idb, dbName = 'elastic-lite') {
+  const db = await open(idb, dbName);
   try {
-    return await new Promise((resolve, reject) => {
-      const r = db.transaction('chunks').objectStore('chunks').getAllKeys();
-      r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error);
-    });
+    const names = [...db.objectStoreNames];
+    const tx = db.transaction(names);
+    const out = {};
+    await Promise.all(names.map((n) => new Promise((resolve) => {
+      const r = tx.objectStore(n).getAll();
+      r.onsuccess = () => { out[n] = r.result; resolve(); };
+    })));
+    return out;
   } finally { db.close(); }
 }
 
 /**
- * Patches fake-indexeddb's put() for the duration of fn. `hook(store, value)` may throw (a
- * synchronous failure) or return a replacement request (an asynchronous one); returning
- * undefined lets the real put run.
+ * The bookkeeping is exact: every record's refs is the number of checkpoints naming it, every
+ * record has all its chunks and nothing else, no checkpoint names a record that is not there.
  */
-async function withPutHook(hook, fn) {
-  const orig = IDBObjectStore.prototype.put;
-  IDBObjectStore.prototype.put = function put(value, key) {
+async function assertConsistent(idb) {
+  const d = await rawDump(idb);
+  const counted = new Map();
+  for (const row of d.checkpoints) {
+    if (row.v !== 2) continue;
+    const body = d.bodies.find((b) => b.name === row.name);
+    assert.ok(body, `checkpoint "${row.name}" has its body`);
+    for (const k of new Set(body.records.map((r) => r.key))) counted.set(k, (counted.get(k) ?? 0) + 1);
+  }
+  assert.equal(d.bodies.length, d.checkpoints.filter((r) => r.v === 2).length, 'no body without its checkpoint');
+  const rows = new Map(d.records.map((r) => [r.key, r]));
+  for (const [k, n] of counted) assert.equal(rows.get(k)?.refs, n, `record ${k.slice(0, 8)} counted ${n} times`);
+  for (const r of d.records) {
+    if (!counted.has(r.key)) assert.equal(r.refs, 0, `record ${r.key.slice(0, 8)} is counted but unused`);
+    const chunks = d.recordChunks.filter((c) => c.key === r.key).sort((a, b) => a.seq - b.seq);
+    assert.deepEqual(chunks.map((c) => c.seq), [...Array(r.chunkCount).keys()], `record ${r.key.slice(0, 8)} has its chunks`);
+    assert.equal(chunks.reduce((n, c) => n + c.data.byteLength, 0), r.length);
+  }
+  assert.deepEqual(d.recordChunks.filter((c) => !rows.has(c.key)), [], 'no chunk without its record');
+  return d;
+}
+
+/**
+ * Patches fake-indexeddb's put() and delete() for the duration of fn. `hook(store, value)` may
+ * throw (a synchronous failure) or return a replacement request (an asynchronous one);
+ * returning undefined lets the real call run.
+ */
+async function withWriteHook(hook, fn) {
+  const put = IDBObjectStore.prototype.put;
+  const del = IDBObjectStore.prototype.delete;
+  IDBObjectStore.prototype.put = function hooked(value, key) {
     const r = hook(this, value);
-    return r === undefined ? orig.call(this, value, key) : r;
+    return r === undefined ? put.call(this, value, key) : r;
   };
-  try { return await fn(); } finally { IDBObjectStore.prototype.put = orig; }
+  IDBObjectStore.prototype.delete = function hooked(key) {
+    const r = hook(this, undefined);
+    return r === undefined ? del.call(this, key) : r;
+  };
+  try { return await fn(); } finally {
+    IDBObjectStore.prototype.put = put;
+    IDBObjectStore.prototype.delete = del;
+  }
 }
 
 // An asynchronous request failure the way browsers report quota: the request fails with the
@@ -55,13 +99,13 @@ function withNavigator(t, value) {
   });
 }
 
-test('schema: a fresh database is created at the current version with both object stores', async () => {
+test('schema: a fresh database is created at the current version with its object stores', async () => {
   const idb = new IDBFactory();
   const store = new IndexedDBStore({ indexedDB: idb });
   await store.list();
   const db = await store._open();
   assert.equal(db.version, SCHEMA_VERSION);
-  assert.deepEqual([...db.objectStoreNames].sort(), ['checkpoints', 'chunks']);
+  assert.deepEqual([...db.objectStoreNames].sort(), ['bodies', 'checkpoints', 'chunks', 'recordChunks', 'records', 'settings']);
   await store.close();
 });
 
@@ -72,171 +116,251 @@ test('schema: a database from a newer elastic-lite is refused with a clear messa
   await assert.rejects(store.list(), /written by a newer elastic-lite.*reload the page/);
 });
 
-test('a large payload is split into chunks of chunkSize', async () => {
+test('upgrade: checkpoints saved with schema v1 are converted, byte for byte, metadata and all', async () => {
+  const idb = new IDBFactory();
+  const v1 = new IndexedDBStoreV1({ indexedDB: idb, chunkSize: CHUNK });
+  const saved = {
+    'big one': [payload(5 * CHUNK + 7, 1), { notebook: 'a.ipynb', createdMs: 10, names: ['x', 'y'], variables: 2 }],
+    small: [payload(10, 2), { notebook: 'a.ipynb', createdMs: 20 }],
+    'no notebook': [payload(0, 3), { createdMs: 30 }],
+    twin: [payload(10, 2), { notebook: 'b.ipynb', createdMs: 40 }], // same bytes as "small"
+  };
+  for (const [name, [bytes, meta]] of Object.entries(saved)) await v1.put(name, bytes, meta);
+  const listedBefore = await v1.list();
+  await v1.close();
+
+  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  assert.deepEqual(await store.list(), listedBefore, 'the same list, same metadata');
+  for (const [name, [bytes, meta]] of Object.entries(saved)) {
+    const got = await store.get(name);
+    assert.deepEqual(got.bytes, bytes, name);
+    assert.equal(got.meta.notebook, meta.notebook ?? null);
+    assert.deepEqual((await store.getEntry(name)).records.map((r) => r.key), bytes.byteLength ? [expectedKey(bytes)] : []);
+  }
+  const d = await assertConsistent(idb);
+  assert.deepEqual(d.chunks, [], 'the v1 chunks are gone');
+  assert.equal(d.records.length, 2, '"small" and "twin" share one record; the empty one has none');
+  assert.deepEqual(await store.list({ notebook: 'a.ipynb' }), listedBefore.filter((e) => e.meta.notebook === 'a.ipynb'));
+  assert.equal(await store.delete('small'), true);
+  assert.deepEqual((await store.get('twin')).bytes, payload(10, 2));
+  await store.close();
+});
+
+test('upgrade: a conversion that fails part-way leaves the v1 checkpoint readable, and is finished later', async () => {
+  const idb = new IDBFactory();
+  const v1 = new IndexedDBStoreV1({ indexedDB: idb, chunkSize: CHUNK });
+  await v1.put('first', payload(3 * CHUNK, 1), { createdMs: 1 });
+  await v1.put('second', payload(2 * CHUNK, 2), { createdMs: 2 });
+  await v1.put('damaged', payload(2 * CHUNK, 3), { createdMs: 3 });
+  await v1.close();
+  // A v1 checkpoint that lost a chunk cannot be converted; it stays as it is.
+  const db = await open(idb);
+  await new Promise((resolve) => { const tx = db.transaction('chunks', 'readwrite'); tx.objectStore('chunks').delete(['damaged', 1]); tx.oncomplete = resolve; });
+  db.close();
+
+  // The quota runs out while "second" is being converted.
+  let failed = 0;
+  await withWriteHook((os, value) => {
+    if (os.name === 'recordChunks' && value && value.key === expectedKey(payload(2 * CHUNK, 2))) {
+      failed += 1;
+      throw new DOMException('full', 'QuotaExceededError');
+    }
+    return undefined;
+  }, async () => {
+    const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+    assert.deepEqual((await store.list()).map((e) => e.name), ['damaged', 'second', 'first']);
+    assert.deepEqual((await store.get('second')).bytes, payload(2 * CHUNK, 2), 'read the v1 way meanwhile');
+    assert.deepEqual((await store.getEntry('second')).tail, payload(2 * CHUNK, 2));
+    await store.close();
+  });
+  assert.ok(failed >= 1);
+  let d = await rawDump(idb);
+  assert.deepEqual(d.checkpoints.map((r) => [r.name, r.v ?? 1]).sort(), [['damaged', 1], ['first', 2], ['second', 1]]);
+
+  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  assert.deepEqual((await store.get('second')).bytes, payload(2 * CHUNK, 2));
+  await assert.rejects(store.get('damaged'), /Checkpoint "damaged" .* is corrupted: it was saved by an older elastic-lite and some of its data is missing/);
+  d = await assertConsistent(idb);
+  assert.deepEqual(d.checkpoints.map((r) => [r.name, r.v ?? 1]).sort(), [['damaged', 1], ['first', 2], ['second', 2]]);
+  assert.equal(await store.delete('damaged'), true);
+  assert.deepEqual((await rawDump(idb)).chunks, []);
+  await store.close();
+});
+
+test('chunks: a record is stored in chunks of chunkSize; a view stores only what it shows', async () => {
   const idb = new IDBFactory();
   const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
   await store.put('big', payload(10 * CHUNK + 1, 3), {});
-  assert.equal((await chunkKeys(idb)).length, 11);
+  assert.equal((await rawDump(idb)).recordChunks.length, 11);
   assert.deepEqual((await store.get('big')).bytes, payload(10 * CHUNK + 1, 3));
-  await store.put('big', payload(2 * CHUNK, 4), {}); // overwrite drops the old chunks
-  assert.equal((await chunkKeys(idb)).length, 2);
-  await store.delete('big');
-  assert.equal((await chunkKeys(idb)).length, 0);
-  await store.close();
-});
-
-test('a view into a larger buffer stores only the viewed bytes', async () => {
-  const idb = new IDBFactory();
-  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  await store.put('big', payload(2 * CHUNK, 4), {}); // overwrite frees the old record
+  assert.equal((await rawDump(idb)).recordChunks.length, 2);
   const heap = payload(50_000, 5);
   await store.put('view', heap.subarray(100, 2600), {});
-  const got = await store.get('view');
-  assert.deepEqual(got.bytes, heap.slice(100, 2600));
+  assert.deepEqual((await store.get('view')).bytes, heap.slice(100, 2600));
+  const d = await rawDump(idb);
+  assert.ok(d.recordChunks.every((c) => c.data.buffer.byteLength <= CHUNK), 'no chunk drags a whole buffer along');
+  await store.delete('big'); await store.delete('view');
+  assert.equal((await rawDump(idb)).recordChunks.length, 0);
   await store.close();
 });
 
-test('crash between chunk writes and metadata: old checkpoint whole, no orphan chunks', async () => {
-  const idb = new IDBFactory();
-  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
-  const old = payload(3 * CHUNK, 1);
-  await store.put('nb', old, { notebook: 'x', createdMs: 1 });
+// ---- failures at every write ------------------------------------------------------------------
 
-  // 1. the transaction is aborted just as the metadata is about to be written (a closed tab)
-  let aborted = 0;
-  await withPutHook((os) => {
-    if (os.name === 'checkpoints') { aborted += 1; os.transaction.abort(); throw new DOMException('aborted', 'AbortError'); }
-    return undefined;
-  }, async () => {
-    await assert.rejects(store.put('nb', payload(7 * CHUNK, 2), { notebook: 'x', createdMs: 2 }),
-      /Saving checkpoint "nb" to IndexedDB failed.*previous checkpoint of that name, if any, is unchanged/);
-  });
-  assert.equal(aborted, 1);
+const S = payload(2500, 1);
+const V = {
+  nb1: formatTwo([S, payload(300, 2)], { seed: 1 }).bytes,
+  nb2: formatTwo([S, payload(1400, 3)], { seed: 2 }).bytes,
+  other: formatTwo([S, payload(500, 4)], { seed: 3 }).bytes,
+  x: formatTwo([payload(1600, 5)], { seed: 4 }).bytes,
+};
+const STREAMED = formatTwo([S, payload(2700, 7)], { seed: 5 });
+const VERSIONS = { nb: [V.nb1, V.nb2], s: [STREAMED.bytes], other: [V.other], x: [V.x] };
 
-  // 2. an exception in the middle of the chunk writes
-  let n = 0;
-  await withPutHook((os) => {
-    if (os.name === 'chunks' && ++n === 4) throw new Error('simulated crash mid-write');
-    return undefined;
-  }, async () => {
-    await assert.rejects(store.put('nb', payload(7 * CHUNK, 2), {}), /simulated crash mid-write/);
-  });
-
-  const got = await store.get('nb');
-  assert.deepEqual(got.bytes, old);
-  assert.equal(got.meta.createdMs, 1);
-  const keys = await chunkKeys(idb);
-  assert.deepEqual(keys, [['nb', 0], ['nb', 1], ['nb', 2]]);
-  await store.close();
-});
-
-for (const mode of ['synchronous', 'asynchronous']) {
-  test(`quota failure (${mode}): clear message with needed and free bytes, nothing lost`, async (t) => {
-    const idb = new IDBFactory();
-    const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
-    const old = payload(2 * CHUNK, 1);
-    await store.put('q', old, { notebook: 'x', createdMs: 1 });
-    await store.put('other', payload(500, 2), { notebook: 'y', createdMs: 1 });
-
-    // navigator.storage.estimate(), as browsers (page and worker) provide it.
-    const estimate = { quota: 5000, usage: 3000 };
-    withNavigator(t, { storage: { estimate: async () => estimate } });
-
-    const budget = 4 * CHUNK; // bytes the "disk" accepts in one put
-    let used = 0;
-    await withPutHook((os, value) => {
-      if (os.name !== 'chunks') return undefined;
-      used += value.data.byteLength;
-      if (used <= budget) return undefined;
-      const err = new DOMException('The quota has been exceeded.', 'QuotaExceededError');
-      if (mode === 'synchronous') throw err;
-      return failingRequest(os, err);
-    }, async () => {
-      const err = await store.put('q', payload(6 * CHUNK, 3), { notebook: 'x', createdMs: 2 }).then(() => null, (e) => e);
-      assert.ok(err, 'put must fail');
-      assert.equal(err.name, 'QuotaExceededError');
-      assert.match(err.message, /Not enough browser storage to save checkpoint "q": it needs 6000 bytes/);
-      assert.match(err.message, /about 2000 bytes \(2\.0 KiB\) free of a 5000 bytes \(4\.9 KiB\) quota/);
-      assert.match(err.message, /Delete old checkpoints \(elastic-lite rm NAME/);
-      assert.equal(err.needed, 6000);
-      assert.equal(err.free, 2000);
-      // An estimate that contradicts the refusal is not presented as free space.
-      estimate.usage = 0; estimate.quota = 10 ** 10;
-      const err2 = await store.put('q', payload(6 * CHUNK, 3), { notebook: 'x', createdMs: 2 }).then(() => null, (e) => e);
-      assert.match(err2.message, /estimates about .* free .* but refused the write: its real limit for this site is lower/);
+// Overwrite, a streamed write (two putRecords batches, then commit), a put that expires the
+// oldest checkpoint of its notebook (keepLast 2), a delete.
+async function scenario(store) {
+  await store.put('nb', V.nb2, { notebook: 'n', createdMs: 5 });
+  const lock = await store.lock('s');
+  try {
+    const [r0, r1] = STREAMED.records;
+    const keys = await store.putRecords([r0]);
+    keys.push(...(await store.putRecords([[r1.subarray(0, 1000), r1.subarray(1000)]])));
+    await store.commit('s', {
+      head: STREAMED.bytes.subarray(0, 64), tail: STREAMED.bytes.subarray(64 + r0.byteLength + r1.byteLength),
+      records: keys.map((key, i) => ({ key, length: STREAMED.records[i].byteLength })), meta: { notebook: 'n', createdMs: 6 },
     });
+  } finally { lock.release(); }
+  await store.put('x', V.x, { notebook: 'n', createdMs: 7 });
+  await store.delete('other');
+}
 
-    assert.deepEqual((await store.get('q')).bytes, old);
-    assert.deepEqual((await store.get('other')).bytes, payload(500, 2));
-    assert.equal((await chunkKeys(idb)).length, 3);
-    await store.close();
+async function seeded() {
+  const idb = new IDBFactory();
+  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK, keepLast: 2 });
+  await store.put('nb', V.nb1, { notebook: 'n', createdMs: 1 });
+  await store.put('other', V.other, { createdMs: 2 });
+  return { idb, store };
+}
+
+for (const mode of ['quota, synchronous', 'quota, asynchronous', 'transaction aborted']) {
+  test(`a failure at every write (${mode}) leaves every listed checkpoint whole and the counts exact`, async () => {
+    let failAt = 1;
+    for (;; failAt += 1) {
+      const { idb, store } = await seeded();
+      let writes = 0;
+      let failure = null;
+      await withWriteHook((os) => {
+        writes += 1;
+        if (writes !== failAt) return undefined;
+        if (mode === 'transaction aborted') { os.transaction.abort(); throw new DOMException('aborted', 'AbortError'); }
+        const err = new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+        if (mode === 'quota, synchronous') throw err;
+        return failingRequest(os, err);
+      }, async () => { failure = await scenario(store).then(() => null, (e) => e); });
+      await store.close();
+      const after = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK, orphanGraceMs: 0 });
+      const names = await assertWhole(after, VERSIONS);
+      await assertConsistent(idb);
+      await after.sweep();
+      const d = await assertConsistent(idb);
+      assert.deepEqual(d.records.filter((r) => r.refs === 0), [], `write ${failAt}: nothing left unused after the sweep`);
+      await after.close();
+      if (!failure) {
+        assert.deepEqual(names, ['s', 'x']);
+        break;
+      }
+      if (mode !== 'transaction aborted') {
+        assert.match(failure.message, /^Not enough browser storage to save|^Deleting checkpoint "other" failed \(.*\); it is still stored, unchanged\./, `write ${failAt}`);
+      }
+    }
+    assert.ok(failAt > 30, `${failAt - 1} writes, each one failed once`);
   });
 }
 
-test('quota failure without navigator.storage says free space is unknown', async (t) => {
-  const store = new IndexedDBStore({ indexedDB: new IDBFactory(), chunkSize: CHUNK });
-  withNavigator(t, undefined);
-  await withPutHook((os) => {
-    if (os.name === 'chunks') throw new DOMException('full', 'QuotaExceededError');
-    return undefined;
-  }, async () => {
-    await assert.rejects(store.put('q', payload(10, 1), {}), /needs 10 bytes, free space unknown/);
-  });
-  assert.equal(await store.get('q'), null);
-  await store.close();
-});
-
-test('retention runs in the same transaction: a failed put expires nothing', async () => {
-  const idb = new IDBFactory();
-  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK, keepLast: 1 });
-  await store.put('a1', payload(10, 1), { notebook: 'a', createdMs: 1 });
-  await withPutHook((os) => {
-    if (os.name === 'checkpoints') throw new DOMException('full', 'QuotaExceededError');
-    return undefined;
-  }, async () => {
-    await assert.rejects(store.put('a2', payload(10, 2), { notebook: 'a', createdMs: 2 }), /Not enough browser storage/);
-  });
-  assert.deepEqual((await store.list()).map((e) => e.name), ['a1']);
-  await store.put('a2', payload(10, 2), { notebook: 'a', createdMs: 2 });
-  assert.deepEqual((await store.list()).map((e) => e.name), ['a2']);
-  assert.deepEqual(await chunkKeys(idb), [['a2', 0]]);
-  await store.close();
-});
-
-test('a corrupted entry (missing chunk, wrong size, bad record) is reported clearly', async () => {
+test('quota: a clear message with needed and free bytes, nothing lost', async (t) => {
   const idb = new IDBFactory();
   const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
-  await store.put('c', payload(3 * CHUNK, 1), {});
-  const db = await store._open();
-  const tamper = (fn) => new Promise((resolve) => {
-    const tx = db.transaction(['checkpoints', 'chunks'], 'readwrite');
-    fn(tx.objectStore('checkpoints'), tx.objectStore('chunks'));
-    tx.oncomplete = resolve;
+  const old = payload(2 * CHUNK, 1);
+  await store.put('q', old, { notebook: 'x', createdMs: 1 });
+  await store.put('other', payload(500, 2), { notebook: 'y', createdMs: 1 });
+  const estimate = { quota: 5000, usage: 3000 }; // navigator.storage.estimate(), as browsers give it
+  withNavigator(t, { storage: { estimate: async () => estimate } });
+  let used = 0;
+  await withWriteHook((os, value) => {
+    if (os.name !== 'recordChunks' || !value) return undefined;
+    used += value.data.byteLength;
+    return used <= 4 * CHUNK ? undefined : failingRequest(os, new DOMException('The quota has been exceeded.', 'QuotaExceededError'));
+  }, async () => {
+    const err = await store.put('q', payload(6 * CHUNK, 3), { notebook: 'x', createdMs: 2 }).then(() => null, (e) => e);
+    assert.ok(err, 'put must fail');
+    assert.equal(err.name, 'QuotaExceededError');
+    assert.equal(err.code, 'quota');
+    assert.match(err.message, /Not enough browser storage to save checkpoint "q": it needs 6000 bytes/);
+    assert.match(err.message, /about 2000 bytes \(2\.0 KiB\) free of a 5000 bytes \(4\.9 KiB\) quota/);
+    assert.match(err.message, /Delete old checkpoints \(elastic-lite rm NAME.*The previous checkpoint "q", if any, is unchanged/);
+    assert.equal(err.needed, 6000);
+    assert.equal(err.free, 2000);
+    // An estimate that contradicts the refusal is not presented as free space.
+    estimate.usage = 0; estimate.quota = 10 ** 10;
+    used = 0;
+    const err2 = await store.put('q', payload(6 * CHUNK, 3), { notebook: 'x', createdMs: 2 }).then(() => null, (e) => e);
+    assert.match(err2.message, /estimates about .* free .* but refused the write: its real limit for this site is lower/);
   });
-
-  await tamper((_m, chunks) => chunks.delete(['c', 1]));
-  await assert.rejects(store.get('c'), /Checkpoint "c" in IndexedDB database "elastic-lite" is corrupted: expected 3 chunks, found 2.*elastic-lite rm "c"/);
-
-  await tamper((_m, chunks) => chunks.put({ name: 'c', seq: 1, data: new Uint8Array(10) }));
-  await assert.rejects(store.get('c'), /is corrupted: chunks hold 2010 bytes, the metadata says 3000/);
-
-  await tamper((meta) => meta.put({ name: 'c', size: 'lots' }));
-  await assert.rejects(store.get('c'), /is corrupted: its metadata record is malformed/);
-
-  // The corrupted entry can still be deleted, and takes its chunks with it.
-  assert.equal(await store.delete('c'), true);
-  assert.deepEqual(await chunkKeys(idb), []);
+  withNavigator(t, undefined);
+  await withWriteHook((os) => (os.name === 'recordChunks' ? failingRequest(os, new DOMException('full', 'QuotaExceededError')) : undefined),
+    async () => { await assert.rejects(store.put('q2', payload(10, 1), {}), /needs 10 bytes, free space unknown/); });
+  assert.deepEqual((await store.get('q')).bytes, old);
+  assert.deepEqual((await store.get('other')).bytes, payload(500, 2));
+  assert.equal(await store.get('q2'), null);
+  await assertConsistent(idb);
   await store.close();
 });
 
-test('two stores on one database see each other and a reopened store sees the data', async () => {
+test('a corrupted checkpoint (missing chunk, wrong size, missing record, bad row) is reported clearly', async () => {
   const idb = new IDBFactory();
-  const a = new IndexedDBStore({ indexedDB: idb });
-  const b = new IndexedDBStore({ indexedDB: idb });
+  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  const bytes = payload(3 * CHUNK, 1);
+  await store.put('c', bytes, {});
+  const key = expectedKey(bytes);
+  const db = await store._open();
+  const tamper = (fn) => new Promise((resolve) => {
+    const tx = db.transaction(['checkpoints', 'records', 'recordChunks'], 'readwrite');
+    fn(tx.objectStore('checkpoints'), tx.objectStore('records'), tx.objectStore('recordChunks'));
+    tx.oncomplete = resolve;
+  });
+  const where = /Checkpoint "c" in IndexedDB database "elastic-lite" is corrupted: /;
+  await tamper((_c, _r, chunks) => chunks.delete([key, 1]));
+  await assert.rejects(store.get('c'), new RegExp(`${where.source}record ${key.slice(0, 12)}… lost its chunk 1 of 3.*elastic-lite rm "c"`));
+  await tamper((_c, _r, chunks) => chunks.put({ key, seq: 1, data: new Uint8Array(10) }));
+  await assert.rejects(store.get('c'), /is corrupted: record .* chunk 1 holds 10 bytes instead of 1000/);
+  await tamper((_c, records) => records.delete(key));
+  await assert.rejects(store.get('c'), /is corrupted: record .* is missing/);
+  await tamper((rows) => rows.put({ name: 'c', v: 2, size: 'lots' }));
+  await assert.rejects(store.get('c'), (e) => e.code === 'corrupted' && /its metadata record is malformed/.test(e.message));
+  // The corrupted checkpoint can still be deleted, and what is left of it is swept.
+  assert.equal(await store.delete('c'), true);
+  await store.close();
+  const after = new IndexedDBStore({ indexedDB: idb, orphanGraceMs: 0 });
+  await after.sweep();
+  const d = await rawDump(idb);
+  assert.deepEqual([d.checkpoints, d.bodies, d.records], [[], [], []]);
+  await after.close();
+});
+
+test('two stores on one database see each other, and share one writer lock per name (like two tabs)', async () => {
+  const idb = new IDBFactory();
+  const a = new IndexedDBStore({ indexedDB: idb, lockTimeoutMs: 20 });
+  const b = new IndexedDBStore({ indexedDB: idb, lockTimeoutMs: 20 });
   await a.put('shared', payload(20, 1), {});
   assert.deepEqual((await b.get('shared')).bytes, payload(20, 1));
+  const held = await a.lock('shared');
+  await assert.rejects(b.put('shared', payload(20, 2), {}), (e) => e.code === 'busy');
+  held.release();
+  await b.put('shared', payload(20, 2), {});
   await a.close(); await b.close();
   const c = new IndexedDBStore({ indexedDB: idb });
-  assert.equal((await c.list()).length, 1);
+  assert.deepEqual((await c.get('shared')).bytes, payload(20, 2));
   await c.close();
 });
 
