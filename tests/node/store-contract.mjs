@@ -3,6 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { loadCore } from '../../js/core.mjs';
+
+const core = await loadCore();
 
 /** Deterministic bytes of a given size, different per seed. */
 export function payload(size, seed = 1) {
@@ -60,6 +63,16 @@ export function expectedKey(bytes) {
     top.update(createHash('sha256').update(bytes.subarray(at, at + 4 * 1024 * 1024)).digest());
   }
   return top.digest('hex');
+}
+
+/** The keys of the records of a whole file, cut as INTERFACES.md says (index offsets). */
+function splitKeys(bytes) {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const f = bytes.byteLength - 32;
+  const count = dv.getUint32(f + 4, true);
+  const x = Number(dv.getBigUint64(f + 8, true));
+  const starts = Array.from({ length: count }, (_, i) => Number(dv.getBigUint64(x + 8 + 16 * i, true)));
+  return starts.map((s, i) => expectedKey(bytes.subarray(s, i + 1 < count ? starts[i + 1] : x)));
 }
 
 /**
@@ -187,6 +200,50 @@ export function storeContract(label, makeStore) {
     assert.equal(stats.recordBytes, a.records[0].byteLength + a.records[1].byteLength + b.records[1].byteLength);
     const [r0] = await store.readRecords([entry.records[0].key]);
     assert.deepEqual(r0, b.records[0]);
+    await store.close();
+  });
+
+  test(`${label}: the core's parts go to the store as they are written; an unchanged record is reused by key`, async () => {
+    const store = await makeStore();
+    const blob = payload(200_000, 3);
+    // Writes a checkpoint of two records (the first with an out-of-band buffer) and hands its
+    // parts to the store: each record's pieces (core bytes, the caller's buffer, padding) as
+    // one record, or, for a record already stored, only its key and length.
+    const write = async (name, createdMs, changed, reuse) => {
+      const w = core.newWriter({ producer: 'store test', python: '3', createdMs });
+      const parts = [];
+      if (reuse) w.addStoredRecord(reuse.length);
+      else { w.beginRecord(['big']); w.append(payload(100, 1)); w.addBuffer(blob); w.endRecord('pickle'); }
+      parts.push(...w.take());
+      w.beginRecord(['small']); w.append(payload(50, changed)); w.endRecord('pickle');
+      parts.push(...w.finish({ join: false }));
+      const lengths = [w.recordLength(0), w.recordLength(1)];
+      w.free();
+      const pieces = [[], []];
+      for (const p of parts) if (typeof p.record === 'number' && p.kind !== 'stored') pieces[p.record].push(p.bytes);
+      const records = [];
+      for (const i of [0, 1]) {
+        records.push(i === 0 && reuse ? reuse : { key: (await store.putRecords([pieces[i]]))[0], length: lengths[i] });
+      }
+      await store.commit(name, { head: parts.find((p) => p.record === 'head').bytes, records,
+        tail: parts.find((p) => p.record === 'tail').bytes, meta: { notebook: 'nb', createdMs } });
+      return records;
+    };
+    const r1 = await write('one', 1, 7, null);
+    const r2 = await write('two', 2, 8, r1[0]); // the big record unchanged: not sent again
+    assert.equal(r2[0].key, r1[0].key);
+    assert.notEqual(r2[1].key, r1[1].key);
+    for (const name of ['one', 'two']) {
+      const { bytes } = await store.get(name);
+      const report = core.inspect(bytes, { validate: false }); // every CRC; the streams are not pickles
+      assert.equal(report.ok, true, JSON.stringify(report.error ?? report.records.find((r) => !r.ok)));
+      assert.deepEqual(report.records.map((r) => r.names), [['big'], ['small']]);
+      assert.deepEqual(report.records[0].buffers.map((b) => b.length), [blob.byteLength]);
+      const entry = await store.getEntry(name);
+      assert.deepEqual(entry.records.map((r) => r.length), report.records.map((r) => r.record_length));
+      assert.deepEqual(splitKeys(bytes), await Promise.all(entry.records.map((r) => r.key)));
+    }
+    assert.equal((await store.stats()).records, 3);
     await store.close();
   });
 

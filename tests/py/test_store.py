@@ -5,12 +5,16 @@ retention, writer locks, and checkpoint() going through them."""
 import asyncio
 import hashlib
 import struct
+from pathlib import Path
 
 import pytest
 
 import elastic_lite as el
 from elastic_lite import _store
 from elastic_lite._store import MemoryStore, StoreError, record_key, split_container
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "wasm" / "tests" / "fixtures"
 
 
 def payload(size, seed=1):
@@ -63,8 +67,16 @@ def test_split_cuts_format_two_by_its_index_and_keeps_anything_else_whole():
     assert bytes(head) == data[:64]
     assert [bytes(r) for r in records] == bodies
     assert bytes(head) + b"".join(map(bytes, records)) + bytes(tail) == data
-    real = el.snapshot(namespace={"x": 1, "y": [1, 2]}).data  # format 1 today: one record
+    # A real checkpoint: cut exactly where the core's reader says its records are.
+    real = el.snapshot(namespace={"x": 1, "y": [1, 2], "f": payload}).data
     head, records, tail = split_container(real)
+    listed = el.inspect(real)["records"]
+    assert [r.nbytes for r in records] == [r["record_length"] for r in listed]
+    assert len(head) == listed[0]["offset"]
+    assert bytes(head) + b"".join(map(bytes, records)) + bytes(tail) == real
+    # A format-1 file: its records carry their own index, it is kept as one record.
+    v1 = (FIXTURES / "format-1.0" / "cpython-3.11.elc").read_bytes()
+    head, records, tail = split_container(v1)
     assert (len(head), len(records), len(tail)) == (0, 1, 0)
     assert split_container(b"")[1] == []
     broken = bytearray(data)
@@ -226,3 +238,21 @@ def test_write_parts_streams_batches_reuses_stored_records_and_gives_back_on_fai
         run(_store.write_parts(store, "third", failing(), {}))
     assert run(store.get("third")) is None
     assert run(store.stats())["records"] == 4, "the abandoned record was given back"
+
+
+def test_a_second_checkpoint_stores_only_what_changed():
+    store = MemoryStore()
+    el.set_store(store)
+    try:
+        ns = {"big": bytes(range(256)) * 8000, "small": 1}
+        run(el.checkpoint("a", namespace=ns))
+        first = run(store.stats())["recordBytes"]
+        ns["small"] = 2
+        run(el.checkpoint("b", namespace=ns))
+        added = run(store.stats())["recordBytes"] - first
+        assert first > 2_048_000
+        assert added < 4096, f"{added} bytes stored again for one changed int"
+        fresh = {}
+        assert run(el.restore("a", namespace=fresh)).ok and fresh["small"] == 1 and fresh["big"] == ns["big"]
+    finally:
+        el.set_store(None)
