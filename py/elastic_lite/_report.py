@@ -131,10 +131,12 @@ class GroupReport:
 
 
 class Snapshot:
-    """Result of snapshot(): `.data` (container bytes), `.groups`, `.skipped`, `.modules`."""
+    """Result of snapshot(): `.data` (container bytes), `.size` (their length), `.groups`,
+    `.skipped`, `.modules`. A snapshot streamed into a store (checkpoint()) has `.data` None."""
 
     def __init__(self, data, groups, skipped, modules, walk, ms):
         self.data = data
+        self.size = None if data is None else len(data)
         self.groups = groups
         self.skipped = skipped
         self.modules = modules
@@ -162,11 +164,11 @@ class Snapshot:
         d = self.to_dict()
         return checkpoint_text({"variables": self.variable_rows(), "skipped": d["skipped"],
                                 "modules": d["modules"], "walk": d["walk"],
-                                "size": len(self.data), "timings": {"total_ms": self.ms}})
+                                "size": self.size, "timings": {"total_ms": self.ms}})
 
     def to_dict(self):
         return {
-            "size": len(self.data),
+            "size": self.size,
             "groups": [g.to_dict() for g in self.groups],
             "skipped": list(self.skipped),
             "modules": list(self.modules),

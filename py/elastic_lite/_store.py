@@ -23,7 +23,7 @@ import time
 
 from ._report import checkpoint_meta
 from ._restore import load_snapshot
-from ._snapshot import snapshot
+from ._snapshot import SnapshotStream, snapshot
 
 DEFAULT_NAME = "checkpoint"
 KEY_LEAF_SIZE = 4 * 1024 * 1024
@@ -684,8 +684,10 @@ async def write_parts(store, name, parts, meta):
     ("record", bytes or [bytes, ...]) for its bytes, or ("stored", key, length) for a record
     the store already holds (unchanged since an earlier checkpoint: nothing is sent), then
     ("tail", bytes). New records go to the store in batches of about BATCH_BYTES as they come;
-    the checkpoint exists once commit() has counted them all. The caller holds store.lock(name).
-    On failure the records sent are given back (discard_records) when the store can."""
+    the checkpoint exists once commit() has counted them all. `meta` is the entry's metadata,
+    or a function that makes it once every part has come (a streamed snapshot's report is
+    complete only then). The caller holds store.lock(name). On failure the records sent are
+    given back (discard_records) when the store can."""
     head = tail = b""
     entries, batch, batch_at, batch_bytes, sent = [], [], [], 0, []
 
@@ -719,7 +721,8 @@ async def write_parts(store, name, parts, meta):
             else:
                 raise ValueError(f"unknown checkpoint part {kind!r}")
         await flush()
-        await store.commit(name, {"head": head, "records": entries, "tail": tail, "meta": meta})
+        await store.commit(name, {"head": head, "records": entries, "tail": tail,
+                                  "meta": meta() if callable(meta) else meta})
     except BaseException:
         if sent and callable(getattr(store, "discard_records", None)):
             try:
@@ -743,10 +746,13 @@ def _cell_meta(cell):
     return out
 
 
-async def checkpoint(name=None, namespace=None, names=None, notebook=None, progress=None, cell=None):
-    """Snapshot the namespace and save it in the store under `name`; returns the Snapshot.
-    `notebook` (default: the one given to set_notebook()) goes into the entry's metadata, and
-    `cell` ({executionCount, firstLine, timeMs}: the cell that led to this state) as meta.cell.
+async def checkpoint(name=None, namespace=None, names=None, notebook=None, progress=None, cell=None,
+                     history=None, manifest=None):
+    """Snapshot the namespace into the store under `name`; returns the Snapshot (its `.size`;
+    `.data` is None: the file went to the store part by part, never whole in memory, when the
+    store takes records). `notebook` (default: the one given to set_notebook()) goes into the
+    entry's metadata, and `cell` ({executionCount, firstLine, timeMs}: the cell that led to this
+    state) as meta.cell; `history` and `manifest` as for SnapshotStream.
 
     The writer lock of `name` is held from before the snapshot until the checkpoint is
     committed, so two kernels saving one name save one after the other (the second waits, or
@@ -756,22 +762,26 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
     if notebook is None:
         notebook = _notebook
     cell_meta = _cell_meta(cell) if cell is not None else None
-    store = await get_store()
-    records = has_record_api(store)
-    held = await store.lock(name) if records else None
-    try:
-        snap = snapshot(namespace=namespace, names=names, progress=progress)
-        meta = checkpoint_meta(snap.names, snap.skipped, len(snap.data), notebook=notebook)
+
+    def meta_of(snap):
+        meta = checkpoint_meta(snap.names, snap.skipped, snap.size, notebook=notebook)
         if cell_meta is not None:
             meta["cell"] = cell_meta
-        if records:
-            await write_parts(store, name, container_parts(snap.data), meta)
-        else:
-            await store.put(name, snap.data, meta)
+        return meta
+
+    store = await get_store()
+    if not has_record_api(store):  # a store with put/get/list/delete only
+        snap = snapshot(namespace=namespace, names=names, progress=progress, history=history,
+                        manifest=manifest)
+        await store.put(name, snap.data, meta_of(snap))
+        return snap
+    held = await store.lock(name)
+    try:
+        stream = SnapshotStream(namespace, names, progress, history, manifest)
+        await write_parts(store, name, stream, lambda: meta_of(stream.snapshot))
     finally:
-        if held is not None:
-            await held.release()
-    return snap
+        await held.release()
+    return stream.snapshot
 
 
 async def restore(name=None, namespace=None, trust=False):

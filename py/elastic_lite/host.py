@@ -147,7 +147,7 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
         return _store_failure(report, exc)
     total = _ms(t0)
     d = snap.to_dict()
-    report.update(size=len(snap.data), skipped=d["skipped"], modules=d["modules"],
+    report.update(size=snap.size, skipped=d["skipped"], modules=d["modules"],
                   walk=d["walk"], variables=snap.variable_rows())
     report["timings"] = {"serialize_ms": snap.ms, "store_ms": max(0.0, total - snap.ms),
                          "total_ms": total}

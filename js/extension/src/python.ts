@@ -35,7 +35,7 @@ del _elastic_lite_cmd
 // (never the bytes themselves, which can be large).
 export function checkpointCode(name: string, notebook: string): string {
   return wrap(`snap = await elastic_lite.checkpoint(${py(name)}, notebook=${py(notebook)})
-_out({"ok": True, "names": snap.names, "size": len(snap.data), "ms": snap.ms,
+_out({"ok": True, "names": snap.names, "size": snap.size, "ms": snap.ms,
       "skipped": [{"name": s["name"], "reason": s["reason"]} for s in snap.skipped]})`);
 }
 
