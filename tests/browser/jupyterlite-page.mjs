@@ -9,6 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { launchChromium } from './helpers/chromium.mjs';
 import { startTestServer } from './helpers/server.mjs';
 
+// The notebook toolbar's buttons (declared in the extension's settings schema, placed by
+// JupyterLab as command buttons).
+export const CHECKPOINT_BUTTON = '.jp-Toolbar [data-command="elastic-lite:checkpoint"]';
+export const RESTORE_BUTTON = '.jp-Toolbar [data-command="elastic-lite:restore"]';
+// The restore offer after a reload or a restart: a notification, not a dialog.
+export const OFFER = '.Toastify__toast';
+
 // ELASTIC_LITE_SITE: test another build of the site (e.g. a deployment's output folder).
 export const SITE = process.env.ELASTIC_LITE_SITE ||
   path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'build', 'lite');
@@ -49,7 +56,7 @@ export async function openNotebook(page, url) {
 /** Waits until the notebook and the extension's toolbar buttons are on the page. */
 export async function waitForNotebook(page) {
   await page.locator('.jp-Notebook .jp-Cell').first().waitFor({ timeout: 60_000 });
-  await page.locator('.jp-ElasticLite-checkpointButton').waitFor({ timeout: 30_000 });
+  await page.locator(CHECKPOINT_BUTTON).first().waitFor({ timeout: 30_000 });
 }
 
 export function cell(page, n) {
@@ -137,7 +144,7 @@ export async function waitForStatus(page, pattern, timeout = KERNEL_MS) {
 /** Clicks the notebook toolbar's Checkpoint button and waits for the checkpoint to be listed. */
 export async function clickCheckpoint(page) {
   const before = await page.locator(ITEM).count();
-  await page.locator('.jp-ElasticLite-checkpointButton').click();
+  await page.locator(CHECKPOINT_BUTTON).first().click();
   const status = await waitForStatus(page, /Checkpoint saved|Checkpoint failed/);
   if (!/Checkpoint saved/.test(status)) throw new Error(status);
   await page.waitForFunction(
@@ -145,13 +152,19 @@ export async function clickCheckpoint(page) {
   return status;
 }
 
-/** Waits for the restore offer, answers it ('Restore' or 'Not now'), returns the dialog text. */
+/** The restore offer (a notification that takes no focus), once it shows; its locator. */
+export async function waitForRestoreOffer(page, timeout = 60_000) {
+  const offer = page.locator(OFFER, { hasText: 'Restore the last checkpoint?' });
+  await offer.first().waitFor({ timeout });
+  return offer.first();
+}
+
+/** Waits for the restore offer, answers it ('Restore' or 'Not now'), returns its text. */
 export async function answerRestoreOffer(page, answer, timeout = 60_000) {
-  const dialog = page.locator('.jp-Dialog', { hasText: 'Restore the last checkpoint?' });
-  await dialog.waitFor({ timeout });
-  const text = await dialog.innerText();
-  await dialog.locator('button', { hasText: answer }).click();
-  await dialog.waitFor({ state: 'detached', timeout: 10_000 });
+  const offer = await waitForRestoreOffer(page, timeout);
+  const text = await offer.innerText();
+  await offer.locator('button.jp-toast-button', { hasText: answer }).click();
+  await offer.waitFor({ state: 'detached', timeout: 10_000 });
   return text;
 }
 

@@ -8,8 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  CELL_BUILD, CELL_CHECK, CELL_MAGICS, ITEM, answerRestoreOffer, cellOutput, clickCheckpoint, openNotebook,
-  openSidebar, openSite, waitForNotebook, restartKernelFromMenu, runCell, waitForStatus,
+  CELL_BUILD, CELL_CHECK, CELL_MAGICS, ITEM, RESTORE_BUTTON, answerRestoreOffer, cellOutput, clickCheckpoint,
+  openNotebook, openSidebar, openSite, waitForNotebook, waitForRestoreOffer, restartKernelFromMenu, runCell,
+  waitForStatus,
 } from './jupyterlite-page.mjs';
 
 const TIMEOUT = 600_000;
@@ -28,8 +29,17 @@ test('checkpoint, reload the page, accept the restore offer, the state is back; 
 
     await page.reload();
     await waitForNotebook(page);
+    // The offer takes no focus: Shift+Enter and Enter pressed in the notebook while it shows
+    // run and edit the cell, and never restore.
+    await waitForRestoreOffer(page);
+    await runCell(page, CELL_CHECK, 'NameError');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Shift+Enter');
+    await runCell(page, CELL_CHECK, 'NameError');
+    assert.equal(await page.locator('#elastic-lite-sidebar .jp-ElasticLite-status', { hasText: /^Restored/ }).count(), 0);
     const offer = await answerRestoreOffer(page, 'Restore');
-    assert.match(offer, /elastic-lite-demo\.ipynb has a checkpoint/);
+    assert.match(offer, /elastic-lite-demo\.ipynb has one from/);
     await openSidebar(page);
     await waitForStatus(page, /^Restored /);
 
@@ -67,7 +77,7 @@ test('restart the kernel from the menu: the state is gone, Restore brings it bac
     await answerRestoreOffer(page, 'Not now');
     await runCell(page, CELL_CHECK, 'NameError');
 
-    await page.locator('.jp-ElasticLite-restoreButton').click();
+    await page.locator(RESTORE_BUTTON).first().click();
     await waitForStatus(page, /^Restored /);
     const out = await runCell(page, CELL_CHECK, 'restore verified');
     assert.doesNotMatch(out, /NameError/, await cellOutput(page, CELL_CHECK));

@@ -1,14 +1,21 @@
-// What the commands, the toolbar buttons and the sidebar do: checkpoint and restore through the
-// kernel (elastic_lite runs there and writes this origin's IndexedDB from the kernel's worker),
-// and list / delete / inspect / export / import in the page through the same store.
-import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
+// What the commands, the toolbar buttons and the sidebar do. Everything that decides something
+// — checkpoint, restore, import (validated before it is stored), inspect — is one call of
+// elastic_lite.host in the notebook's kernel (python.ts); the extension shows its report, in
+// the host's own words (js/shared/report.mjs problemLine: the words the CLI and the demo print).
+// Listing, deleting and exporting are plain reads and deletes of the store this origin shares
+// with the kernel, done in the page so the sidebar works while the kernel is busy or absent.
+import { Notification } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { checkpointName, exportFileName, formatBytes, formatTime } from './format';
+import { exportFileName, fmtBytes, IProblem, problemLine, problemsOf, restoredNothing } from '../../shared/report.mjs';
+import { checkpointName, formatTime } from './format';
 import { IKernelResult, runInKernel } from './kernel';
-import { getCore, getStore, IInspectReport, IStoreEntry } from './modules';
-import { checkpointCode, restoreCode, setNotebookCode } from './python';
+import { getStore, IStoreEntry } from './modules';
+import { hostCode, setNotebookCode } from './python';
+
+/** A report of elastic_lite.host, as the kernel printed it. */
+export type IReport = IKernelResult & { problems?: IProblem[] };
 
 export class ElasticLiteController {
   /** Emitted when the checkpoints of a notebook changed (payload: the notebook path). */
@@ -46,18 +53,28 @@ export class ElasticLiteController {
     return all.length ? all[0] : null;
   }
 
-  private _kernelOf(panel: NotebookPanel) {
+  /** One host operation in the panel's kernel; its report. */
+  private async _host(panel: NotebookPanel, op: string, kwargs: Record<string, unknown>, data?: Uint8Array): Promise<IReport> {
     const kernel = panel.sessionContext.session?.kernel;
     if (!kernel) {
       throw new Error('This notebook has no running kernel: start one, then try again.');
     }
-    return kernel;
+    return runInKernel(kernel, hostCode(op, kwargs, data));
   }
 
-  private _fail(what: string, result: IKernelResult | Error): never {
-    const message = result instanceof Error ? result.message : result.error || 'unknown error';
-    this._setStatus(`${what} failed: ${message}`);
-    throw new Error(`${what} failed: ${message}`);
+  /** Sets the status to "WHAT failed: ..." with the report's problems, and throws it. */
+  private _fail(what: string, label: string, report: IReport): never {
+    const why = report.problems?.length
+      ? report.problems.map(p => problemLine(label, p)).join('; ')
+      : report.error || 'unknown error';
+    this._setStatus(`${what} failed: ${why}`);
+    throw new Error(`${what} failed: ${why}`);
+  }
+
+  /** Whether the panel's current kernel has been told the panel's current path. */
+  isBound(panel: NotebookPanel): boolean {
+    const kernel = panel.sessionContext.session?.kernel;
+    return !!kernel && this._bound.get(panel) === `${kernel.id} ${panel.context.path}`;
   }
 
   /**
@@ -76,6 +93,9 @@ export class ElasticLiteController {
         return false;
       }
       const result = await runInKernel(kernel, setNotebookCode(panel.context.path));
+      if (result.ok) {
+        this._bound.set(panel, `${kernel.id} ${panel.context.path}`);
+      }
       if (!result.ok) {
         console.warn(`Elastic Lite: cannot tie the kernel to ${panel.context.path}:`, result.error);
       }
@@ -91,33 +111,30 @@ export class ElasticLiteController {
     const notebook = panel.context.path;
     const name = checkpointName(notebook, options.auto);
     this._setStatus(`Checkpointing ${notebook}…`);
-    const kernel = this._kernelOf(panel);
-    const result = await runInKernel(kernel, checkpointCode(name, notebook));
-    if (!result.ok) {
-      this._fail('Checkpoint', result);
+    const report = await this._host(panel, 'checkpoint', { name, notebook });
+    if (!report.ok) {
+      this._fail('Checkpoint', name, report);
     }
-    this._setStatus(`Checkpoint saved: ${describe(result)}`);
+    this._setStatus(`Checkpoint saved: ${describe(report)}`);
     this._changed.emit(notebook);
     return name;
   }
 
-  /** Restore a checkpoint (default: the notebook's latest) into the notebook's kernel. */
-  async restore(panel: NotebookPanel, name?: string): Promise<IKernelResult> {
+  /**
+   * Restore a checkpoint (default: the notebook's newest) into the notebook's kernel. Records
+   * that are damaged or refused are listed in the status; only a restore that brought nothing
+   * back fails.
+   */
+  async restore(panel: NotebookPanel, name?: string): Promise<IReport> {
     const notebook = panel.context.path;
-    if (!name) {
-      const latest = await this.latest(notebook);
-      if (!latest) {
-        this._fail('Restore', new Error(`no checkpoint of ${notebook} in this browser yet`));
-      }
-      name = latest.name;
+    this._setStatus(`Restoring ${name ?? `the newest checkpoint of ${notebook}`}…`);
+    const report = await this._host(panel, 'restore', name ? { name } : { notebook });
+    const label = report.name ?? name ?? notebook;
+    if (report.error || restoredNothing(report)) {
+      this._fail('Restore', label, report);
     }
-    this._setStatus(`Restoring ${name}…`);
-    const result = await runInKernel(this._kernelOf(panel), restoreCode(name));
-    if (!result.ok) {
-      this._fail('Restore', result);
-    }
-    this._setStatus(`Restored ${describe(result)}`);
-    return result;
+    this._setStatus(`Restored ${describe(report, label)}`);
+    return report;
   }
 
   async delete(name: string, notebook: string): Promise<void> {
@@ -127,18 +144,16 @@ export class ElasticLiteController {
     this._changed.emit(notebook);
   }
 
-  /** Inspect a stored checkpoint with the C core: records, serializers, globals, damage. */
-  async inspect(name: string): Promise<IInspectReport> {
-    const store = await getStore();
-    const entry = await store.get(name);
-    if (!entry) {
-      throw new Error(`Checkpoint ${name} no longer exists.`);
+  /** What a stored checkpoint holds, from the validator (nothing is unpickled): host.inspect. */
+  async inspect(panel: NotebookPanel, name: string): Promise<IReport> {
+    const report = await this._host(panel, 'inspect', { name });
+    if (report.error) {
+      throw new Error(`Inspect failed: ${report.error}`);
     }
-    const core = await getCore();
-    return core.inspect(entry.bytes, { validate: true });
+    return report;
   }
 
-  /** Download a checkpoint as a file. */
+  /** Download a checkpoint as a file (the store's bytes as they are). */
   async export(name: string): Promise<void> {
     const store = await getStore();
     const entry = await store.get(name);
@@ -154,65 +169,35 @@ export class ElasticLiteController {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10000);
-    this._setStatus(`Exported ${name} (${formatBytes(entry.bytes.length)})`);
+    this._setStatus(`Exported ${name} (${fmtBytes(entry.bytes.length)})`);
   }
 
   /**
-   * Import a checkpoint file for a notebook. The bytes are untrusted: the C core checks the
-   * container and every pickle stream first, and a damaged file is refused with the reason.
+   * Import a checkpoint file for a notebook: host.import_checkpoint in the kernel validates it
+   * first (the one import policy): a file that is not whole is refused and nothing is stored;
+   * a whole file is stored, and records restore would refuse (code-running) are listed.
    */
-  async importBytes(notebook: string, fileName: string, bytes: Uint8Array): Promise<string> {
-    const core = await getCore();
-    let report: IInspectReport;
-    try {
-      report = core.inspect(bytes, { validate: true });
-    } catch (e) {
-      return this._fail('Import', new Error(`${fileName} is not an Elastic Lite checkpoint (${(e as Error).message}).`));
-    }
-    const records = report.records || [];
-    const good = records.filter(r => r.ok);
-    if (!good.length) {
-      const why = report.error ? `${report.error.message} at byte ${report.error.offset}` : 'no readable record';
-      return this._fail('Import', new Error(`${fileName} cannot be restored: ${why}. Export it again from the browser that made it.`));
-    }
-    const names = good
-      .flatMap(r => r.names)
-      .filter(n => n !== '__elastic_lite_manifest__');
+  async importBytes(panel: NotebookPanel, fileName: string, bytes: Uint8Array): Promise<string> {
+    const notebook = panel.context.path;
     const name = `${notebook} imported ${new Date().toISOString()}`;
-    const store = await getStore();
-    await store.put(name, bytes, {
-      notebook,
-      createdMs: Date.now(),
-      size: bytes.length,
-      variables: names.length,
-      names,
-      imported: fileName,
-      originalCreatedMs: report.created_ms,
-      damaged: report.ok ? undefined : records.filter(r => !r.ok).map(r => r.names)
-    });
-    this._setStatus(`Imported ${fileName} as ${name}${report.ok ? '' : ' (some records are damaged)'}`);
+    this._setStatus(`Checking ${fileName}…`);
+    const report = await this._host(panel, 'import', { name, notebook, unique: true, source: fileName }, bytes);
+    if (!report.ok) {
+      this._fail('Import', fileName, report);
+    }
+    const refused = problemsOf(report, 'refused').map(p => problemLine(fileName, p));
+    this._setStatus(`Imported ${fileName} as ${report.name}` + (refused.length ? `; warning: ${refused.join('; ')}` : ''));
     this._changed.emit(notebook);
-    return name;
+    return report.name as string;
   }
 
   /**
    * After a page reload or a kernel restart: if this notebook has a checkpoint, offer to
-   * restore its latest one.
+   * restore its latest one — in a notification, which takes no keyboard focus: keys the person
+   * presses for a cell meanwhile (Enter, Shift+Enter) go to the cell, never to the offer.
    */
   async offerRestore(panel: NotebookPanel): Promise<boolean> {
     const notebook = panel.context.path;
-    if (this._offering.has(notebook)) {
-      return false; // one question at a time per notebook
-    }
-    this._offering.add(notebook);
-    try {
-      return await this._offerRestore(panel, notebook);
-    } finally {
-      this._offering.delete(notebook);
-    }
-  }
-
-  private async _offerRestore(panel: NotebookPanel, notebook: string): Promise<boolean> {
     let latest: IStoreEntry | null;
     try {
       latest = await this.latest(notebook);
@@ -224,57 +209,58 @@ export class ElasticLiteController {
       return false;
     }
     const meta = latest.meta || {};
-    const answer = await showDialog({
-      title: 'Restore the last checkpoint?',
-      body:
-        `${notebook} has a checkpoint from ${formatTime(meta.createdMs)} ` +
-        `(${meta.variables ?? '?'} variables, ${formatBytes(meta.size)}). ` +
-        'Restore it into this new kernel?',
-      buttons: [Dialog.cancelButton({ label: 'Not now' }), Dialog.okButton({ label: 'Restore' })]
-    });
-    if (!answer.button.accept) {
-      return false;
+    const name = latest.name;
+    const previous = this._offers.get(notebook);
+    if (previous) {
+      Notification.dismiss(previous); // one question at a time per notebook: the newest
     }
-    try {
-      await this.restore(panel, latest.name);
-      Notification.success(this.status, { autoClose: 4000 });
-    } catch (e) {
-      Notification.error((e as Error).message, { autoClose: false });
-    }
+    const id = Notification.info(
+      `Restore the last checkpoint? ${notebook} has one from ${formatTime(meta.createdMs)} ` +
+        `(${meta.variables ?? '?'} variables, ${fmtBytes(meta.size)}).`,
+      {
+        autoClose: false,
+        actions: [
+          {
+            label: 'Restore',
+            displayType: 'accent',
+            callback: () => {
+              this.restore(panel, name).then(
+                () => Notification.success(this.status, { autoClose: 4000 }),
+                e => Notification.error((e as Error).message, { autoClose: false })
+              );
+            }
+          },
+          { label: 'Not now', callback: () => undefined }
+        ]
+      }
+    );
+    this._offers.set(notebook, id);
     return true;
   }
 
-  private _offering = new Set<string>();
+  private _offers = new Map<string, string>(); // notebook -> its restore offer's notification
+  private _bound = new WeakMap<NotebookPanel, string>(); // panel -> 'kernel id + path' told
   private _status = 'Ready.';
   private _changed = new Signal<this, string>(this);
 }
 
-/** One line about a kernel result: the variables saved or restored, and what did not make it. */
-export function describe(result: IKernelResult): string {
-  const r = result as Record<string, any>;
-  const parts: string[] = [];
-  const names: string[] | undefined = r.names ?? r.restored;
-  if (Array.isArray(names)) {
-    const shown = names.slice(0, 8).join(', ') + (names.length > 8 ? ', …' : '');
-    parts.push(`${names.length} variables (${shown})`);
+/** One line about a checkpoint or restore report: the variables, and what did not make it. */
+export function describe(report: IReport, label = ''): string {
+  const names: string[] = (report.variables ?? report.restored ?? []).map((v: { name: string }) => v.name);
+  const shown = names.slice(0, 8).join(', ') + (names.length > 8 ? ', …' : '');
+  const parts = [`${names.length} variables (${shown})`];
+  if (typeof report.size === 'number') {
+    parts.push(fmtBytes(report.size));
   }
-  if (typeof r.size === 'number') {
-    parts.push(formatBytes(r.size));
+  if (typeof report.timings?.total_ms === 'number') {
+    parts.push(`${Math.round(report.timings.total_ms)} ms`);
   }
-  if (typeof r.ms === 'number') {
-    parts.push(`${Math.round(r.ms)} ms`);
-  }
-  const skipped = (r.skipped ?? []) as { name: string; reason: string }[];
+  const skipped = (report.skipped ?? []) as { name: string; reason: string }[];
   if (skipped.length) {
     parts.push(`skipped: ${skipped.map(s => `${s.name} (${s.reason})`).join('; ')}`);
   }
-  const failed = (r.failed ?? []) as { names: string[]; reason: string }[];
-  if (failed.length) {
-    parts.push(`NOT restored: ${failed.map(f => `${f.names.join(', ')} (${f.reason})`).join('; ')}`);
+  if (report.problems?.length) {
+    parts.push(`NOT restored: ${report.problems.map(p => problemLine(label, p)).join('; ')}`);
   }
-  const modules = (r.modules ?? []) as { name: string; module: string; error: string }[];
-  if (modules.length) {
-    parts.push(`imports failed: ${modules.map(m => `${m.name} = ${m.module} (${m.error})`).join('; ')}`);
-  }
-  return parts.length ? parts.join(', ') : 'done';
+  return parts.join(', ');
 }

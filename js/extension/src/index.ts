@@ -1,15 +1,14 @@
 // Elastic Lite for JupyterLite: checkpoint the Pyodide kernel's session into this origin's
-// IndexedDB and restore it into a fresh kernel. This file wires the parts into JupyterLab:
-// commands + palette + shortcuts (schema/plugin.json), notebook toolbar buttons, the sidebar,
-// the restore offer after a reload or a kernel restart, and the opt-in auto-checkpoint.
+// IndexedDB and restore it into a fresh kernel. This file wires the parts into JupyterLab, one
+// named step each: settings, commands (+ shortcuts and the notebook toolbar, both declared in
+// schema/plugin.json), the sidebar, the palette, the restore offer after a reload or a kernel
+// restart, and the opt-in auto-checkpoint.
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, Notification, ToolbarButton } from '@jupyterlab/apputils';
-import { DocumentRegistry } from '@jupyterlab/docregistry';
-import { INotebookModel, INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
+import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
-import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 
 import { ElasticLiteController } from './controller';
 import { CheckpointSidebar } from './sidebar';
@@ -53,134 +52,152 @@ const plugin: JupyterFrontEndPlugin<void> = {
     restorer: ILayoutRestorer | null
   ) => {
     const controller = new ElasticLiteController();
-    const settings: ISettings = { autoCheckpoint: false, autoCheckpointDelayMs: 3000, offerRestore: true };
-    let pluginSettings: ISettingRegistry.ISettings | null = null;
-    if (settingRegistry) {
-      void settingRegistry.load(PLUGIN_ID).then(
-        s => {
-          pluginSettings = s;
-          const read = () => {
-            Object.assign(settings, s.composite as unknown as Partial<ISettings>);
-            app.commands.notifyCommandChanged(CommandIDs.toggleAuto);
-          };
-          read();
-          s.changed.connect(read);
-        },
-        e => console.warn('Elastic Lite: cannot load settings, using defaults:', e)
-      );
-    }
-
-    // --- commands -------------------------------------------------------------------------
-    const current = (): NotebookPanel | null => tracker.currentWidget;
-    const notify = async (what: () => Promise<unknown>) => {
-      try {
-        await what();
-        Notification.success(controller.status, { autoClose: 4000 });
-      } catch (e) {
-        Notification.error((e as Error).message, { autoClose: false });
-      }
-    };
-    app.commands.addCommand(CommandIDs.checkpoint, {
-      label: 'Checkpoint kernel',
-      caption: "Save this notebook's kernel session (Elastic Lite)",
-      icon,
-      isEnabled: () => current() !== null,
-      execute: () => {
-        const panel = current();
-        return panel ? notify(() => controller.checkpoint(panel)) : undefined;
-      }
-    });
-    app.commands.addCommand(CommandIDs.restore, {
-      label: 'Restore kernel',
-      caption: "Restore this notebook's latest checkpoint into its kernel (Elastic Lite)",
-      isEnabled: () => current() !== null,
-      execute: () => {
-        const panel = current();
-        return panel ? notify(() => controller.restore(panel)) : undefined;
-      }
-    });
-
-    // --- sidebar --------------------------------------------------------------------------
-    const sidebar = new CheckpointSidebar(controller, tracker);
-    sidebar.title.icon = icon;
-    app.shell.add(sidebar, 'left', { rank: 650 });
-    restorer?.add(sidebar, sidebar.id);
-    app.commands.addCommand(CommandIDs.showSidebar, {
-      label: 'Show Elastic Lite checkpoints',
-      execute: () => app.shell.activateById(sidebar.id)
-    });
-    app.commands.addCommand(CommandIDs.toggleAuto, {
-      label: 'Auto-checkpoint after each successful cell',
-      caption: 'Checkpoint the kernel automatically (debounced) after each successful cell execution',
-      isToggled: () => settings.autoCheckpoint,
-      execute: async () => {
-        const value = !settings.autoCheckpoint;
-        if (pluginSettings) {
-          await pluginSettings.set('autoCheckpoint', value); // persisted; `changed` updates `settings`
-        } else {
-          settings.autoCheckpoint = value; // no settings registry: for this page only
-        }
-      }
-    });
-    for (const command of Object.values(CommandIDs)) {
-      palette?.addItem({ command, category: 'Elastic Lite' });
-    }
-
-    // --- notebook toolbar -----------------------------------------------------------------
-    app.docRegistry.addWidgetExtension('Notebook', {
-      createNew(panel: NotebookPanel, _context: DocumentRegistry.IContext<INotebookModel>): IDisposable {
-        const checkpoint = new ToolbarButton({
-          className: 'jp-ElasticLite-checkpointButton',
-          label: 'Checkpoint',
-          tooltip: 'Checkpoint the kernel (Accel+Alt+Shift+S)',
-          onClick: () => void notify(() => controller.checkpoint(panel))
-        });
-        const restore = new ToolbarButton({
-          className: 'jp-ElasticLite-restoreButton',
-          label: 'Restore',
-          tooltip: "Restore this notebook's latest checkpoint (Accel+Alt+Shift+R)",
-          onClick: () => void notify(() => controller.restore(panel))
-        });
-        panel.toolbar.insertAfter('cellType', 'elastic-lite-checkpoint', checkpoint);
-        panel.toolbar.insertAfter('elastic-lite-checkpoint', 'elastic-lite-restore', restore);
-        return new DisposableDelegate(() => {
-          checkpoint.dispose();
-          restore.dispose();
-        });
-      }
-    });
-
-    // --- restore offer after a reload or a kernel restart ----------------------------------
+    const settings = loadSettings(app, settingRegistry);
+    addCommands(app, tracker, controller, settings);
+    addSidebar(app, tracker, controller, restorer);
+    addToPalette(palette);
+    // The toolbar buttons are declared in schema/plugin.json ("jupyter.lab.toolbars"), so
+    // JupyterLab places them and a person can move or hide them in the settings.
     tracker.widgetAdded.connect((_, panel) => watchKernel(panel, controller, settings));
-
-    // --- opt-in auto-checkpoint ----------------------------------------------------------
-    const timers = new Map<NotebookPanel, number>();
-    NotebookActions.executed.connect((_, { notebook, cell, success }) => {
-      if (!settings.autoCheckpoint || !success || cell.model.type !== 'code') {
-        return;
-      }
-      const panel = tracker.find(p => p.content === notebook);
-      if (!panel) {
-        return;
-      }
-      window.clearTimeout(timers.get(panel));
-      timers.set(
-        panel,
-        window.setTimeout(() => {
-          timers.delete(panel);
-          controller
-            .checkpoint(panel, { auto: true })
-            .catch(e => console.warn('Elastic Lite auto-checkpoint:', (e as Error).message));
-        }, settings.autoCheckpointDelayMs)
-      );
-    });
+    autoCheckpoint(tracker, controller, settings);
   }
 };
+
+/** The settings, kept up to date (defaults until the registry has loaded them). */
+interface ILiveSettings extends ISettings {
+  /** Persist a change (or, without a registry, keep it for this page). */
+  set(key: keyof ISettings, value: boolean | number): Promise<void>;
+}
+
+function loadSettings(app: JupyterFrontEnd, registry: ISettingRegistry | null): ILiveSettings {
+  let stored: ISettingRegistry.ISettings | null = null;
+  const settings: ILiveSettings = {
+    autoCheckpoint: false,
+    autoCheckpointDelayMs: 3000,
+    offerRestore: true,
+    async set(key, value) {
+      if (stored) {
+        await stored.set(key, value); // persisted; `changed` updates the fields
+      } else {
+        Object.assign(settings, { [key]: value });
+      }
+    }
+  };
+  void registry?.load(PLUGIN_ID).then(
+    s => {
+      stored = s;
+      const read = () => {
+        Object.assign(settings, s.composite as unknown as Partial<ISettings>);
+        app.commands.notifyCommandChanged(CommandIDs.toggleAuto);
+      };
+      read();
+      s.changed.connect(read);
+    },
+    e => console.warn('Elastic Lite: cannot load settings, using defaults:', e)
+  );
+  return settings;
+}
+
+/** Runs an action of the current notebook and shows its outcome as a notification. */
+function notifier(controller: ElasticLiteController) {
+  return async (what: () => Promise<unknown>) => {
+    try {
+      await what();
+      Notification.success(controller.status, { autoClose: 4000 });
+    } catch (e) {
+      Notification.error((e as Error).message, { autoClose: false });
+    }
+  };
+}
+
+function addCommands(
+  app: JupyterFrontEnd,
+  tracker: INotebookTracker,
+  controller: ElasticLiteController,
+  settings: ILiveSettings
+): void {
+  const current = (): NotebookPanel | null => tracker.currentWidget;
+  const notify = notifier(controller);
+  app.commands.addCommand(CommandIDs.checkpoint, {
+    label: 'Checkpoint kernel',
+    caption: "Save this notebook's kernel session (Elastic Lite; Accel+Alt+Shift+S)",
+    className: 'jp-ElasticLite-checkpointButton',
+    icon,
+    isEnabled: () => current() !== null,
+    execute: () => {
+      const panel = current();
+      return panel ? notify(() => controller.checkpoint(panel)) : undefined;
+    }
+  });
+  app.commands.addCommand(CommandIDs.restore, {
+    label: 'Restore kernel',
+    caption: "Restore this notebook's latest checkpoint into its kernel (Elastic Lite; Accel+Alt+Shift+R)",
+    className: 'jp-ElasticLite-restoreButton',
+    isEnabled: () => current() !== null,
+    execute: () => {
+      const panel = current();
+      return panel ? notify(() => controller.restore(panel)) : undefined;
+    }
+  });
+  app.commands.addCommand(CommandIDs.toggleAuto, {
+    label: 'Auto-checkpoint after each successful cell',
+    caption: 'Checkpoint the kernel automatically (debounced) after each successful cell execution',
+    isToggled: () => settings.autoCheckpoint,
+    execute: () => settings.set('autoCheckpoint', !settings.autoCheckpoint)
+  });
+}
+
+function addSidebar(
+  app: JupyterFrontEnd,
+  tracker: INotebookTracker,
+  controller: ElasticLiteController,
+  restorer: ILayoutRestorer | null
+): void {
+  const sidebar = new CheckpointSidebar(controller, tracker);
+  sidebar.title.icon = icon;
+  app.shell.add(sidebar, 'left', { rank: 650 });
+  restorer?.add(sidebar, sidebar.id);
+  app.commands.addCommand(CommandIDs.showSidebar, {
+    label: 'Show Elastic Lite checkpoints',
+    execute: () => app.shell.activateById(sidebar.id)
+  });
+}
+
+function addToPalette(palette: ICommandPalette | null): void {
+  for (const command of Object.values(CommandIDs)) {
+    palette?.addItem({ command, category: 'Elastic Lite' });
+  }
+}
+
+/** Opt-in: checkpoint a notebook a moment after its last successful cell (debounced). */
+function autoCheckpoint(tracker: INotebookTracker, controller: ElasticLiteController, settings: ISettings): void {
+  const timers = new Map<NotebookPanel, number>();
+  NotebookActions.executed.connect((_, { notebook, cell, success }) => {
+    if (!settings.autoCheckpoint || !success || cell.model.type !== 'code') {
+      return;
+    }
+    const panel = tracker.find(p => p.content === notebook);
+    if (!panel) {
+      return;
+    }
+    window.clearTimeout(timers.get(panel));
+    timers.set(
+      panel,
+      window.setTimeout(() => {
+        timers.delete(panel);
+        controller
+          .checkpoint(panel, { auto: true })
+          .catch(e => console.warn('Elastic Lite auto-checkpoint:', (e as Error).message));
+      }, settings.autoCheckpointDelayMs)
+    );
+  });
+}
 
 /**
  * Whenever the notebook gets a fresh kernel (on page load: the kernel is new after a reload;
  * after a restart from the menu; after a kernel change), tells it its notebook path
- * (`elastic_lite.set_notebook`) and offers a restore. The path is sent again after a rename.
+ * (`elastic_lite.set_notebook`) and offers a restore. The path is sent again after a rename,
+ * and after a cell ran while the kernel has not confirmed it yet.
  */
 function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, settings: ISettings): void {
   const ctx = panel.sessionContext;
@@ -225,6 +242,13 @@ function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, se
       }
       if (change.newValue && change.oldValue) {
         offer();
+      }
+    });
+    // A cell that fails while the kernel starts makes the kernel drop requests queued behind
+    // it, ours included: until the kernel has its path, tell it again after each cell.
+    NotebookActions.executed.connect((_, { notebook }) => {
+      if (notebook === panel.content && ctx.session?.kernel && !controller.isBound(panel)) {
+        bind();
       }
     });
     panel.context.pathChanged.connect(() => {

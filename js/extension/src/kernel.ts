@@ -5,16 +5,15 @@ import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 export const MARKER = '__ELASTIC_LITE_RESULT__';
 
+/** What a snippet printed: a report of elastic_lite.host, or {ok: false, error} when the
+ * snippet itself failed (elastic_lite missing, the kernel gone). */
 export interface IKernelResult {
   ok: boolean;
   error?: string;
-  [key: string]: unknown;
+  [key: string]: any;
 }
 
-export async function runInKernel(
-  kernel: Kernel.IKernelConnection,
-  code: string
-): Promise<IKernelResult> {
+export async function runInKernel(kernel: Kernel.IKernelConnection, code: string): Promise<IKernelResult> {
   let stdout = '';
   let stderr = '';
   const future = kernel.requestExecute({

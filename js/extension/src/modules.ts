@@ -1,9 +1,10 @@
-// Loads the project's own browser modules (js/store/indexeddb.mjs, js/core.mjs and the C core's
-// .wasm) at run time from this extension's static folder, where the build copies them.
+// Loads the project's IndexedDB store (js/store/indexeddb.mjs) at run time from this
+// extension's static folder, where the build copies it: the page lists, deletes and exports
+// checkpoints through the same store the kernel writes (plain reads and deletes; everything
+// that judges a checkpoint happens in the kernel, in elastic_lite.host).
 //
-// Why not bundle them: they are plain ES modules shared with the kernel side, the demo and Node
-// (core.mjs also has Node-only branches), and they must stay byte-identical everywhere. Importing
-// them by URL keeps one copy of the logic and keeps webpack out of their way.
+// Why not bundle it: it is the very module the kernel loads from the wheel, and it must stay
+// byte-identical everywhere. Importing it by URL keeps one copy and keeps webpack out of its way.
 
 /** What the extension uses of js/store/indexeddb.mjs (see docs/INTERFACES.md, "Stores"). */
 export interface ICheckpointMeta {
@@ -27,36 +28,6 @@ export interface IStore {
   close(): Promise<void>;
 }
 
-/** The inspection report (docs/INTERFACES.md, "The inspection report"). */
-export interface IInspectError {
-  message: string;
-  offset?: number;
-  record?: number | null;
-  opcode?: string | null;
-}
-export interface IInspectRecord {
-  index: number;
-  names: string[];
-  serializer: string;
-  length: number;
-  ok: boolean;
-  error: IInspectError | null;
-  globals?: [string, string][];
-}
-export interface IInspectReport {
-  ok: boolean;
-  format_version?: number;
-  producer?: string;
-  python?: string;
-  created_ms?: number;
-  size?: number;
-  error: IInspectError | null;
-  records: IInspectRecord[];
-}
-export interface ICore {
-  inspect(bytes: Uint8Array, options?: { validate?: boolean }): IInspectReport;
-}
-
 // webpack sets this to the folder remoteEntry.js was loaded from: .../<ext>/static/
 declare let __webpack_public_path__: string;
 
@@ -70,7 +41,6 @@ function importUrl(url: string): Promise<any> {
 }
 
 let storePromise: Promise<IStore> | null = null;
-let corePromise: Promise<ICore> | null = null;
 
 /** The checkpoint store of this origin: the same IndexedDB database the kernel writes. */
 export function getStore(): Promise<IStore> {
@@ -81,15 +51,4 @@ export function getStore(): Promise<IStore> {
     storePromise.catch(() => (storePromise = null));
   }
   return storePromise;
-}
-
-/** The C core (WebAssembly), for inspecting a checkpoint without unpickling anything. */
-export function getCore(): Promise<ICore> {
-  if (!corePromise) {
-    corePromise = importUrl(staticUrl('elastic-lite/js/core.mjs')).then(m =>
-      m.loadCore(staticUrl('elastic-lite/elastic_lite.wasm'))
-    );
-    corePromise.catch(() => (corePromise = null));
-  }
-  return corePromise;
 }

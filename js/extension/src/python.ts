@@ -1,10 +1,12 @@
 // The Python snippets the extension runs in the kernel. Each defines one private coroutine,
 // awaits it (top-level await works in the Pyodide kernel) and deletes it again, so nothing is
 // left in the user's namespace; the result is one JSON line after MARKER (see kernel.ts).
+// Every operation is a call of elastic_lite.host (docs/INTERFACES.md, "Report schema"): the
+// extension renders its report and judges nothing itself.
 import { MARKER } from './kernel';
 
 // Python string literal for any JS string (JSON string syntax is valid Python here).
-const py = (s: string | null): string => (s === null ? 'None' : JSON.stringify(s));
+const py = (s: string): string => JSON.stringify(s);
 
 function wrap(body: string): string {
   const indented = body
@@ -13,8 +15,8 @@ function wrap(body: string): string {
     .join('\n');
   return `async def _elastic_lite_cmd():
     import json as _json
-    def _out(d):
-        print(${py(MARKER)} + _json.dumps(d, default=repr))
+    def _out(text):
+        print(${py(MARKER)} + text)
     try:
         try:
             import elastic_lite
@@ -25,26 +27,29 @@ function wrap(body: string): string {
             import elastic_lite
 ${indented}
     except Exception as e:
-        _out({"ok": False, "error": f"{type(e).__name__}: {e}"})
+        _out(_json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"}))
 await _elastic_lite_cmd()
 del _elastic_lite_cmd
 `;
 }
 
-// elastic_lite.checkpoint() returns a Snapshot: report its names, size and what it skipped
-// (never the bytes themselves, which can be large).
-export function checkpointCode(name: string, notebook: string): string {
-  return wrap(`snap = await elastic_lite.checkpoint(${py(name)}, notebook=${py(notebook)})
-_out({"ok": True, "names": snap.names, "size": snap.size, "ms": snap.ms,
-      "skipped": [{"name": s["name"], "reason": s["reason"]} for s in snap.skipped]})`);
+/** Base64 of bytes, in chunks (String.fromCharCode of a large array overflows the stack). */
+function base64(bytes: Uint8Array): string {
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
 }
 
-// elastic_lite.restore() returns a RestoreReport: what came back, and what did not and why.
-export function restoreCode(name: string): string {
-  return wrap(`rep = await elastic_lite.restore(${py(name)})
-d = rep.to_dict()
-_out({"ok": True, "complete": rep.ok, "restored": d["restored"], "failed": d["failed"],
-      "modules": [m for m in d["modules"] if not m["ok"]], "warnings": d["warnings"], "ms": d["ms"]})`);
+/**
+ * `await elastic_lite.host.call(op, kwargs)`: its report as the result. `data`: container
+ * bytes (an import), carried into the kernel as base64 inside the snippet.
+ */
+export function hostCode(op: string, kwargs: Record<string, unknown>, data?: Uint8Array): string {
+  const bytes = data ? `__import__("base64").b64decode(${py(base64(data))})` : 'None';
+  return wrap(`import elastic_lite.host
+_out(await elastic_lite.host.call(${py(op)}, ${py(JSON.stringify(kwargs))}, ${bytes}))`);
 }
 
 // Ties the kernel's later checkpoints to the notebook: `%checkpoint` and
@@ -52,5 +57,5 @@ _out({"ok": True, "complete": rep.ok, "restored": d["restored"], "failed": d["fa
 // them with the notebook's own and the restore offer after a reload can pick them.
 export function setNotebookCode(notebook: string): string {
   return wrap(`elastic_lite.set_notebook(${py(notebook)})
-_out({"ok": True})`);
+_out(_json.dumps({"ok": True}))`);
 }

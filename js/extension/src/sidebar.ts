@@ -4,9 +4,10 @@
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
-import { ElasticLiteController } from './controller';
-import { formatBytes, formatTime } from './format';
-import { IInspectReport, IStoreEntry } from './modules';
+import { fmtBytes, problemLine, problemsOf, recordLabel } from '../../shared/report.mjs';
+import { ElasticLiteController, IReport } from './controller';
+import { formatTime } from './format';
+import { IStoreEntry } from './modules';
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -139,14 +140,14 @@ export class CheckpointSidebar extends Widget {
     li.append(
       el('div', {
         className: 'jp-ElasticLite-itemMeta',
-        text: `${formatBytes(meta.size)} · ${vars} variables${names.length ? ': ' + names.join(', ') : ''}`
+        text: `${fmtBytes(meta.size)} · ${vars} variables${names.length ? ': ' + names.join(', ') : ''}`
       })
     );
     const details = el('div', { className: 'jp-ElasticLite-inspect' });
     li.append(
       el('div', { className: 'jp-ElasticLite-itemActions' }, [
         button('Restore', () => void this._run(() => this.controller.restore(panel, entry.name))),
-        button('Inspect', () => void this._inspect(entry.name, details)),
+        button('Inspect', () => void this._inspect(panel, entry.name, details)),
         button('Export', () => void this._run(() => this.controller.export(entry.name))),
         button('Delete', () => void this._run(() => this.controller.delete(entry.name, panel.context.path)))
       ])
@@ -155,13 +156,13 @@ export class CheckpointSidebar extends Widget {
     return li;
   }
 
-  private async _inspect(name: string, target: HTMLElement): Promise<void> {
+  private async _inspect(panel: NotebookPanel, name: string, target: HTMLElement): Promise<void> {
     if (target.childElementCount) {
       target.replaceChildren(); // a second click hides the report
       return;
     }
     try {
-      renderReport(await this.controller.inspect(name), target);
+      renderReport(await this.controller.inspect(panel, name), name, target);
     } catch (e) {
       target.replaceChildren(el('p', { className: 'jp-ElasticLite-error', text: (e as Error).message }));
     }
@@ -174,9 +175,7 @@ export class CheckpointSidebar extends Widget {
     if (!panel || !file) {
       return;
     }
-    await this._run(async () =>
-      this.controller.importBytes(panel.context.path, file.name, new Uint8Array(await file.arrayBuffer()))
-    );
+    await this._run(async () => this.controller.importBytes(panel, file.name, new Uint8Array(await file.arrayBuffer())));
   }
 
   // Errors are already in the status line (the controller sets it); keep them out of the console.
@@ -194,27 +193,34 @@ export class CheckpointSidebar extends Widget {
   private _renderToken = 0;
 }
 
-const MANIFEST = '__elastic_lite_manifest__';
-
-/** The inspection report as a table: one row per record, with what it would import. */
-export function renderReport(report: IInspectReport, target: HTMLElement): void {
-  const rows = (report.records || []).map(r => {
+/**
+ * host.inspect's report as a table: one row per record, with what it would import, then the
+ * problems in the host's words (damaged records, records restore would refuse).
+ */
+export function renderReport(report: IReport, name: string, target: HTMLElement): void {
+  const refused = new Map(problemsOf(report, 'refused').map(p => [p.record, p.calls]));
+  const rows = (report.records || []).map((r: any) => {
     // what unpickling this record would import, once each, one per line
-    const globals = [...new Set((r.globals || []).map(([m, n]) => `${m}.${n}`))];
-    const manifest = r.names.length === 1 && r.names[0] === MANIFEST;
-    return el('tr', { className: r.ok ? '' : 'jp-ElasticLite-bad' }, [
-      el('td', { text: manifest ? '(manifest)' : r.names.join(', '), title: manifest ? 'modules to re-import, skipped variables, types' : '' }),
-      el('td', { text: r.serializer }),
-      el('td', { text: formatBytes(r.length) }),
-      el('td', { text: r.ok ? globals.join('\n') || '—' : `damaged: ${r.error?.message ?? '?'}` })
+    const globals = [...new Set(((r.globals || []) as [string, string][]).map(([m, n]) => `${m}.${n}`))];
+    const calls = refused.get(r.index);
+    return el('tr', { className: r.ok && !calls ? '' : 'jp-ElasticLite-bad' }, [
+      el('td', {
+        text: r.manifest ? '(manifest)' : recordLabel(r.names),
+        title: r.manifest ? 'modules to re-import, skipped variables, types' : ''
+      }),
+      el('td', { text: r.serializer ?? '' }),
+      el('td', { text: fmtBytes(r.length) }),
+      el('td', { text: !r.ok ? 'damaged' : calls ? `⚠ runs code: ${calls.join(', ')}` : globals.join('\n') || '—' })
     ]);
   });
   const head = el('tr', {}, ['variables', 'serializer', 'size', 'would import'].map(t => el('th', { text: t })));
-  const summary = report.ok
-    ? `${report.producer ?? ''} · Python ${report.python ?? '?'} · ${report.records.length} records, all valid`
-    : `damaged: ${report.error?.message ?? 'some records are bad'}`;
+  const h = report.header || {};
+  const summary = report.whole
+    ? `${h.producer ?? ''} · Python ${h.python ?? '?'} · ${report.records.length} records, all valid`
+    : 'damaged';
   target.replaceChildren(
     el('div', { className: 'jp-ElasticLite-reportSummary', text: summary }),
-    el('table', { className: 'jp-ElasticLite-report' }, [head, ...rows])
+    el('table', { className: 'jp-ElasticLite-report' }, [head, ...rows]),
+    ...(report.problems || []).map(p => el('p', { className: 'jp-ElasticLite-problem', text: problemLine(name, p) }))
   );
 }

@@ -1,0 +1,20 @@
+// Types of report.mjs for the JupyterLite extension's TypeScript (the module itself is plain JS).
+export interface IProblem {
+  kind: 'damaged' | 'refused' | 'needs' | 'failed';
+  names: string[];
+  record: number | null;
+  offset: number | null;
+  message: string;
+  code: string | null;
+  calls: string[];
+}
+export const MANIFEST: string;
+export const KINDS: readonly string[];
+export function recordLabel(names: string[] | null | undefined): string;
+export function variableNames(names: string[] | null | undefined): string[];
+export function problemLine(label: string, problem: { names?: string[]; message?: string }): string;
+export function problemsOf(report: { problems?: IProblem[] }, kind: string): IProblem[];
+export function restoredNothing(report: { ok: boolean; restored?: unknown[] }): boolean;
+export function fmtBytes(n: number | null | undefined): string;
+export function fmtMs(ms: number | null | undefined): string;
+export function exportFileName(name: string): string;
