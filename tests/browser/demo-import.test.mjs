@@ -192,27 +192,19 @@ test('delete asks first, then removes only that checkpoint (a damaged one too)',
   browser.assertOffline();
 });
 
-test('a crafted checkpoint whose record would run code: imported, but restore refuses that record', async () => {
-  // A whole, valid checkpoint (CRCs right, pickle streams well formed) plus one record that
-  // calls builtins.exec when unpickled: the validator cannot call it damaged, the deny-list
-  // must keep it from running.
-  const good = await exportCheckpoint('good (2)');
-  const src = core.inspect(new Uint8Array(good), { validate: true });
-  const code = new TextEncoder().encode('import builtins; builtins.PWNED = 1');
-  const len = new Uint8Array(new Uint32Array([code.length]).buffer);
-  const evil = Uint8Array.from([
-    0x80, 0x02, ...new TextEncoder().encode('cbuiltins\nexec\n'), 0x58, ...len, ...code,
-    0x85, 0x52, 0x85, 0x2e, // TUPLE1 REDUCE TUPLE1 STOP: the record's value is (exec(code),)
-  ]);
-  const w = core.newWriter({ producer: 'crafted', python: '3', createdMs: Date.now() });
-  w.beginRecord(['evil']); w.append(evil); w.endRecord('pickle');
-  for (const r of src.records) {
-    w.beginRecord(r.names);
-    w.append(new Uint8Array(good.buffer, good.byteOffset + r.payload_offset, r.length));
-    w.endRecord(r.serializer);
-  }
-  const hostile = w.finish(); w.free();
-  assert.equal(core.inspect(hostile, { validate: true }).ok, true, 'structurally whole');
+test('a checkpoint whose record would run code: imported, but restore refuses that record', async () => {
+  // Made with the public snapshot path, as a hostile file is: an object whose __reduce__ names
+  // builtins.exec. The file is whole (checksums right, pickle streams well formed): the
+  // validator cannot call it damaged; the deny-list must keep it from running.
+  await openDemo(page, srv.url);
+  await setCellCode(page, 1, [
+    'class Evil:', '    def __reduce__(self):', '        return (exec, ("import builtins; builtins.PWNED = 1",))',
+    'evil = Evil()', 'def double(x):', '    return 2 * x', 'print("armed")'].join('\n'));
+  assert.match(await runCell(page, 1), /armed/);
+  const made = await checkpoint(page, 'armed');
+  assert.match(made.title, /saved/, made.text);
+  const hostile = await exportCheckpoint('armed');
+  assert.equal(core.inspect(new Uint8Array(hostile), { validate: true }).ok, true, 'structurally whole');
 
   await importBytes('hostile.elc', hostile);
   const imported = await waitForMessage(page, 'Imported “hostile”');
