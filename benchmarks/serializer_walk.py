@@ -71,8 +71,8 @@ def measure(shape):
         gc.collect()
 
 
-def main():
-    return [measure(shape) for shape in shapes.SHAPES]
+def main(rows=None):
+    return [measure(shape) for shape in (rows or shapes.SHAPES)]
 
 
 def table(rows, env):  # noqa: the mixed199 cell binds `table` in __main__, not here
@@ -88,6 +88,6 @@ def table(rows, env):  # noqa: the mixed199 cell binds `table` in __main__, not 
 
 if __name__ == "__main__":
     import serializer_walk  # its own module: the shapes' cells run in __main__'s globals
-    rows = serializer_walk.main()
+    rows = serializer_walk.main([a for a in sys.argv[1:] if a != "--json"])
     print(json.dumps(rows) if "--json" in sys.argv else
           serializer_walk.table(rows, "native CPython " + sys.version.split()[0]))

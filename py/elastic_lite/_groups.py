@@ -180,19 +180,6 @@ class _TooMany(Exception):
     pass
 
 
-class _Kinds(dict):
-    """type -> 0 (atomic: no edges), 1 (plain: walk its referents), 2 (special: look first);
-    filled on first sight of a type, so `map(kinds.__getitem__, types)` stays in C."""
-
-    def __init__(self, special):
-        super().__init__()
-        self.special = special
-
-    def __missing__(self, t):
-        kind = self[t] = 0 if t in ATOMIC else 2 if issubclass(t, self.special) else 1
-        return kind
-
-
 _compress, _chain, _repeat = itertools.compress, itertools.chain.from_iterable, itertools.repeat
 _not = operator.not_
 
@@ -250,7 +237,7 @@ class _Walk:
         self.ndarray = numpy_ndarray()
         self.special = SPECIAL + ((self.ndarray,) if self.ndarray is not None else ())
         self._is_special = {}  # type -> bool (decided once per type)
-        self.kinds = _Kinds(self.special)  # type -> 0 atomic, 1 plain, 2 special
+        self.kinds = {}  # type -> 0 atomic (no edges), 1 plain (its referents), 2 special
 
     # -- one level ------------------------------------------------------------------------
     def _special_types(self, distinct):
@@ -315,15 +302,22 @@ class _Walk:
                     owner_labs.append(label)
         else:
             _referents(objs, labs, out, run_labels, run_counts)
-        # One pass classifies every child by its type (0 atomic, 1 plain, 2 special; decided
-        # once per type); labels are materialised only for what survives: most children of
-        # big data are atomic (numbers, strings) and are dropped first.
-        codes = list(map(self.kinds.__getitem__, map(type, out)))
-        n_atomic = codes.count(0)
-        if n_atomic == len(codes):  # nothing but atomic values (lists of numbers...)
+        # A set of the children's types first (a level of nothing but numbers ends here),
+        # then one pass classifies every child by its type (0 atomic, 1 plain, 2 special;
+        # decided once per type); labels are materialised only for what survives: most
+        # children of big data are atomic (numbers, strings) and are dropped first.
+        distinct = set(map(type, out))
+        if distinct <= ATOMIC:  # nothing but atomic values (lists of numbers...): no edges
             return owners, owner_labs
-        keep = codes if n_atomic else None
-        if 2 in codes:  # classes, functions, modules: drop those pickled by reference
+        kinds = self.kinds
+        for t in distinct.difference(kinds):
+            kinds[t] = 0 if t in ATOMIC else 2 if issubclass(t, self.special) else 1
+        if distinct.isdisjoint(ATOMIC) and 2 not in map(kinds.get, distinct):
+            codes = None  # all plain (a list of dicts, of instances): every child is kept
+        else:
+            codes = list(map(kinds.get, map(type, out)))
+        keep = codes if codes is not None and 0 in codes else None
+        if codes is not None and 2 in codes:  # classes, functions, modules by reference
             codes = keep = codes if keep is not None else codes[:]
             where = list(_compress(range(len(codes)), map((2).__eq__, codes)))
             sp_ids = list(map(id, map(out.__getitem__, where)))
@@ -432,10 +426,11 @@ class _Walk:
         group = self.uf.find(skip)
         find, owner, indeg = self.uf.find, self.owner, self.indeg
         defs = self.def_keys  # referred to by name from anywhere: not aliasing
+        multi = self.multi
         for oid, refs in counts.items():
             if oid in defs or find(owner[oid]) == group:
                 continue
-            if refs - baseline != indeg[oid] + bound[oid]:
+            if refs - baseline != indeg[oid] + bound[oid] and not _frozen(multi[oid]):
                 return False
         return True
 
@@ -477,6 +472,15 @@ class _Walk:
                     shared = True
                 if shared:
                     self.uf.union(i, j)
+
+
+def _frozen(obj, depth=4):
+    """A tuple/frozenset of nothing but atomic values (a class's `__static_attributes__`, a
+    default-argument tuple the compiler also keeps in a code object): immutable all the way
+    down, so who else holds it cannot matter."""
+    if type(obj) not in (tuple, frozenset) or not depth:
+        return False
+    return all(type(x) in ATOMIC or _frozen(x, depth - 1) for x in obj)
 
 
 def _estimate(value):

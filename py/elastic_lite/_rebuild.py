@@ -99,6 +99,12 @@ def make_class(type_constructor, name, bases, type_kwargs, tracker_id, extra):
     the class is built with that hook skipped, which is reported: what the hook stored on
     the class comes back with the class's state, anything else it did does not."""
     from cloudpickle import cloudpickle as cp
+    # No class tracking (tracker id None): cloudpickle would hand back a class of the same
+    # id already in this process and then overwrite its methods with the restored ones,
+    # whose globals are the namespace being restored into — a live class of the notebook
+    # would change under its feet. A restore makes its own class; within one restore,
+    # every record reaches it through `ref`.
+    tracker_id = None
     try:
         return cp._make_skeleton_class(type_constructor, name, bases, type_kwargs,
                                        tracker_id, extra)

@@ -133,3 +133,11 @@ def test_long_atomic_values_bound_twice_are_one_group(nb):
 def test_shared_empty_tuple_is_not_aliasing(nb):
     ns = nb("a = [(), frozenset()]\nb = {'k': ()}\nc = [frozenset()]")
     assert groups_of(ns) == [["a"], ["b"], ["c"]]
+
+
+def test_an_immutable_tuple_of_atomic_values_held_elsewhere_does_not_force_the_walk(nb):
+    # Python 3.13+ keeps a class's `__static_attributes__` tuple in a code object too.
+    ns = nb("class K:\n    names = ('i', 'name')\nbig = [[i] for i in range(50000)]")
+    held_by_a_code_object = [ns["K"].names]
+    grouping = find_groups(capture(ns).variables, ns, {id(ns["K"]): "K"})
+    assert grouping.unwalked == "big" and held_by_a_code_object

@@ -132,3 +132,13 @@ warnings = restore_report["warnings"]
 assert len(warnings) == 1, warnings
 assert "class CSV was not rebuilt faithfully" in warnings[0] and "Plugin.__init_subclass__" in warnings[0]
 """)
+
+
+def test_restoring_elsewhere_in_this_process_leaves_the_live_class_alone(nb):
+    ns = nb("_helper = 5\nclass K:\n    def get(self):\n        return _helper\nk = K()")
+    snap = el.snapshot(ns)
+    other = {"__name__": "__main__"}
+    assert el.load_snapshot(snap.data, other).ok
+    assert other["K"] is not ns["K"] and type(other["k"]) is other["K"]
+    assert ns["k"].get() == 5  # the live class's method still reads the live namespace
+    assert other["K"].get.__globals__ is other
