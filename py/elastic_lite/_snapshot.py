@@ -43,7 +43,7 @@ MANIFEST = "__elastic_lite_manifest__"
 HISTORY = "__elastic_lite_history__"
 MANIFEST_VERSION = 2  # 2: a JSON record of kind "manifest" (1: a plain pickle, format 1.0)
 BUFFER_THRESHOLD = 64 * 1024  # smaller buffers stay in the stream (see benchmarks)
-TAKE_BYTES = 4 << 20  # hand records out once this much has been laid out since last time
+TAKE_BYTES = 4 << 20  # hand records out once this much has been written since last time
 
 _SERIALIZERS = ("cloudpickle", "dill")
 _OURS = frozenset({"version", "modules", "skipped", "types", "groups", "writable_buffers"})
@@ -225,7 +225,8 @@ class SnapshotStream:
         gc_was_enabled = gc.isenabled()
         try:
             total = len(grouping.groups)
-            taken_at = 0
+            pending = 0  # bytes written since the last take (counted here: asking the
+            # core costs a call across to WebAssembly per group)
             for done, group in enumerate(grouping.groups):
                 if self.progress is not None:
                     self.progress(done, total, list(group))
@@ -235,12 +236,13 @@ class SnapshotStream:
                                                            cap.variables, defs):
                         if report is not None:
                             groups.append(report)
+                            pending += report.bytes
                         skipped.extend(failed)
                 finally:
                     if gc_was_enabled:
                         gc.enable()
-                if writer.size - taken_at >= TAKE_BYTES:
-                    taken_at = writer.size
+                if pending >= TAKE_BYTES:
+                    pending = 0
                     yield from parts.feed(writer.take())
             if self.progress is not None:
                 self.progress(total, total, [])
