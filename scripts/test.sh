@@ -9,6 +9,19 @@ cd "$ROOT"
 # installs them in fresh folders.
 bash scripts/pack.sh || { echo "[test] build or pack failed" >&2; exit 1; }
 
+# Tests remove their temporary files (tests/helpers/tempdir.mjs for JS tests): every suite runs
+# with TMPDIR in a fresh folder (outside the checkout: the package tests must run away from
+# it), and whatever is left in it at the end fails the run.
+TEST_TMP="$(mktemp -d "${TMPDIR:-/tmp}/elastic-lite-test.XXXXXX")"
+export TMPDIR="$TEST_TMP"
+tmp_left_empty() {
+  local left
+  left="$(ls -A "$TEST_TMP")"
+  if [ -z "$left" ]; then rmdir "$TEST_TMP"; return 0; fi
+  printf '[test] left behind in TMPDIR (%s, kept to look at):\n%s\n' "$TEST_TMP" "$left" >&2
+  return 1
+}
+
 failed=()
 suite() {
   local name="$1"; shift
@@ -27,6 +40,8 @@ browser_tests=(tests/browser/*.test.mjs)
 [ ${#browser_tests[@]} -gt 0 ] && suite "browser (Chromium)" node --test --test-concurrency=1 "${browser_tests[@]}"
 pack_tests=(tests/pack/*.test.mjs)
 [ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" node --test --test-concurrency=1 "${pack_tests[@]}"
+
+suite "no temporary files left behind" tmp_left_empty
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf '\n[test] FAILED suites: %s\n' "${failed[*]}" >&2
