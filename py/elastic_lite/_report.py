@@ -13,8 +13,6 @@ import time
 
 from . import _trust
 
-MANIFEST = "__elastic_lite_manifest__"  # names of the manifest record (see _snapshot.py)
-
 # What went wrong, as hosts show it:
 #   damaged  the bytes are not whole (a CRC, the structure or a pickle stream is bad)
 #   refused  whole, but unpickling would call code-running globals (the deny-list); `calls`

@@ -38,9 +38,9 @@ import traceback
 
 from . import _store
 from ._capture import default_namespace
-from ._report import (MANIFEST, checkpoint_meta, describe_error, inspection_problems, problem,
-                      type_name)
+from ._report import checkpoint_meta, describe_error, inspection_problems, problem, type_name
 from ._restore import CheckpointError, inspect as _inspect, load_snapshot
+from ._snapshot import MANIFEST
 
 # run_cell observers (the session recorder of docs/INTERFACES.md): objects with optional
 # `before(code)` and `after(ok)` methods, called around every cell run_cell executes.
