@@ -10,6 +10,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT } from './errors.mjs';
 import { readFileBytes } from './files.mjs';
+import { timed } from './progress.mjs';
+import { startSession } from './pyodide-session.mjs';
 
 const writtenAsPath = (arg) => /^\.{0,2}[/\\]/.test(arg) || path.isAbsolute(arg);
 
@@ -34,4 +36,14 @@ export async function resolveCheckpoint(ctx, arg) {
 /** The host API's arguments for a resolved checkpoint: { kwargs, data }. */
 export function hostArgs(src) {
   return src.kind === 'store' ? { kwargs: { name: src.name }, data: null } : { kwargs: {}, data: src.bytes };
+}
+
+/** verify's and inspect's common part: the one checkpoint argument, host.inspect on it. */
+export async function inspectArgument(ctx, command) {
+  if (ctx.positionals.length !== 1) throw new CliError(`${command} needs one checkpoint NAME or FILE.`, EXIT.USAGE);
+  const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
+  const session = await timed({}, 'start', 'starting Python (Pyodide)', () => startSession({ echo: false, store: ctx.store() }));
+  const { kwargs, data } = hostArgs(src);
+  const report = await timed({}, 'validate', 'validating (checksums, pickle streams)', () => session.call('inspect', kwargs, { data }));
+  return { src, report };
 }

@@ -3,11 +3,9 @@
 // header, records (names, serializer, offsets, state) and the globals each record would import
 // when restored; records restore would refuse (code-running globals) are marked "⚠ runs code".
 import { CliError, EXIT } from '../errors.mjs';
-import { timed } from '../progress.mjs';
 import { fmtDate, table } from '../format.mjs';
 import { fmtBytes, problemLine, problemsOf, recordLabel } from '../../shared/report.mjs';
-import { resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
-import { startSession } from '../pyodide-session.mjs';
+import { inspectArgument } from '../checkpoint-file.mjs';
 
 export default {
   summary: 'show the header, records and imported globals of a checkpoint (nothing is unpickled)',
@@ -15,11 +13,7 @@ export default {
   description: 'Exit status 1 when the checkpoint is not whole (the report is still printed when the header is readable).',
   options: {},
   async run(ctx) {
-    if (ctx.positionals.length !== 1) throw new CliError('inspect needs one checkpoint NAME or FILE.', EXIT.USAGE);
-    const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
-    const session = await timed({}, 'start', 'starting Python (Pyodide)', () => startSession({ echo: false, store: ctx.store() }));
-    const { kwargs, data } = hostArgs(src);
-    const report = await timed({}, 'validate', 'validating (checksums, pickle streams)', () => session.call('inspect', kwargs, { data }));
+    const { src, report } = await inspectArgument(ctx, 'inspect');
     const damaged = problemsOf(report, 'damaged');
     const refused = problemsOf(report, 'refused');
     const line = damaged.length ? problemLine(src.label, damaged[0]) : null;

@@ -3,10 +3,8 @@
 // stream with the C validator, without unpickling anything. Exit 0 when whole; exit 1 with
 // the first problem in file order (its record, variables and byte offset).
 import { CliError, EXIT } from '../errors.mjs';
-import { timed } from '../progress.mjs';
 import { fmtBytes, problemLine, problemsOf } from '../../shared/report.mjs';
-import { resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
-import { startSession } from '../pyodide-session.mjs';
+import { inspectArgument } from '../checkpoint-file.mjs';
 
 export default {
   summary: 'check that a checkpoint is whole (checksums, structure, pickle streams)',
@@ -15,11 +13,7 @@ export default {
     'NAME is a checkpoint in the store; FILE a file (write ./NAME for a file that has a stored name).',
   options: {},
   async run(ctx) {
-    if (ctx.positionals.length !== 1) throw new CliError('verify needs one checkpoint NAME or FILE.', EXIT.USAGE);
-    const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
-    const session = await timed({}, 'start', 'starting Python (Pyodide)', () => startSession({ echo: false, store: ctx.store() }));
-    const { kwargs, data } = hostArgs(src);
-    const report = await timed({}, 'validate', 'validating (checksums, pickle streams)', () => session.call('inspect', kwargs, { data }));
+    const { src, report } = await inspectArgument(ctx, 'verify');
     const first = problemsOf(report, 'damaged')[0] ?? (report.ok ? null : report.problems[0]);
     ctx.emit({ ok: report.ok, source: src.label, problem: first && { ...first, line: problemLine(src.label, first) }, report });
     if (first) {
