@@ -9,6 +9,7 @@
 //   w.take()                                // the parts written so far, in file order
 //   const file = w.finish(); w.free();      // finish(): every part not taken yet, joined
 //   core.inspect(file, { validate: true })  // the report of docs/INTERFACES.md
+//   core.read(file | { size, read }, opts)  // the same report, pulled range by range
 //   core.validatePickle(bytes)              // { ok, error, globals, protocol, buffers, size }
 //
 // API misuse and allocation failures throw CoreError (message from the core). A damaged
@@ -154,6 +155,113 @@ class Core {
     return report;
   }
 
+  /**
+   * Reads a checkpoint with the pull reader: the core asks for byte ranges and this feeds
+   * them from `source` (a Uint8Array, or { size, read(offset, length) -> Uint8Array }), so the
+   * container never has to be copied into wasm memory whole: one chunk at a time, and the
+   * out-of-band buffers' bytes never (their CRC-32 is computed here, by `crc32` if given,
+   * e.g. node:zlib's, else by the core on chunked copies). Same report as inspect().
+   * @param {Uint8Array|ArrayBuffer|{ size: number, read(offset: number, length: number): Uint8Array }} source
+   * @param {{ validate?: boolean, headersOnly?: boolean, chunk?: number,
+   *   crc32?: (bytes: Uint8Array) => number }} [options]
+   */
+  read(source, options = {}) {
+    const src = asSource(source);
+    const crc = options.crc32 ?? ((u8) => this.crc32(u8));
+    const it = this._pull(src.size, options);
+    for (let step = it.next(); ; ) {
+      if (step.done) return step.value;
+      const q = step.value;
+      const bytes = toU8(src.read(q.offset, q.length));
+      step = it.next(q.kind === 'bytes' ? bytes : crc(bytes));
+    }
+  }
+
+  /** read() from an asynchronous source: { size, read(offset, length) -> Promise<Uint8Array> }.
+   * @param {{ size: number, read(offset: number, length: number): Promise<Uint8Array>|Uint8Array }} source
+   * @param {{ validate?: boolean, headersOnly?: boolean, chunk?: number,
+   *   crc32?: (bytes: Uint8Array) => number }} [options]
+   */
+  async readAsync(source, options = {}) {
+    const crc = options.crc32 ?? ((u8) => this.crc32(u8));
+    const it = this._pull(source.size, options);
+    for (let step = it.next(); ; ) {
+      if (step.done) return step.value;
+      const q = step.value;
+      const bytes = toU8(await source.read(q.offset, q.length));
+      step = it.next(q.kind === 'bytes' ? bytes : crc(bytes));
+    }
+  }
+
+  /** The reader's requests, one per yield ({ kind: 'bytes' | 'crc32', offset, length }); the
+   * answer (the bytes, or their CRC-32) comes back through next(). Returns the report. */
+  * _pull(size, { validate = true, headersOnly = false, chunk = 1 << 20 } = {}) {
+    const x = this.exports;
+    const flags = (validate ? 1 : 0) | (headersOnly ? 2 : 0);
+    const r = x.el_reader_new(Number(size), flags, Number(chunk)) >>> 0;
+    if (!r) throw new CoreError(this._string(x.el_last_error()));
+    let scratch = 0, cap = 0;
+    try {
+      for (let k; (k = x.el_reader_next(r)) !== 0;) {
+        const offset = x.el_reader_offset(r), length = x.el_reader_length(r);
+        const answer = yield { kind: k === 1 ? 'bytes' : 'crc32', offset, length };
+        let rc;
+        if (k === 1) {
+          if (answer.length !== length) throw new CoreError(`the source gave ${answer.length} bytes at offset ${offset}, not ${length}`);
+          if (length > cap) {
+            if (scratch) x.el_free(scratch);
+            scratch = x.el_malloc(length) >>> 0;
+            cap = scratch ? length : 0;
+            if (!scratch) throw new CoreError(`out of memory: cannot place ${length} bytes in the core`);
+          }
+          this.u8().set(answer, scratch);
+          rc = x.el_reader_feed(r, scratch, length);
+        } else {
+          rc = x.el_reader_feed_crc32(r, answer | 0);
+        }
+        if (rc < 0) throw new CoreError(this._string(x.el_reader_error(r)));
+      }
+      return this._result(x.el_reader_result(r));
+    } finally {
+      if (scratch) x.el_free(scratch);
+      x.el_reader_free(r);
+    }
+  }
+
+  /** Validates one bare pickle stream in windows of about `window` bytes (the resumable
+   * validator): the same report as validatePickle(), without the stream in wasm memory whole.
+   * @param {Uint8Array|ArrayBuffer|{ size: number, read(offset: number, length: number): Uint8Array }} source
+   * @param {{ window?: number }} [options]
+   */
+  validateStream(source, { window = 1 << 20 } = {}) {
+    const x = this.exports;
+    const src = asSource(source);
+    const v = x.el_validator_new(src.size) >>> 0;
+    if (!v) throw new CoreError(this._string(x.el_last_error()));
+    let scratch = 0, cap = 0;
+    try {
+      let offset = 0, want = window;
+      for (;;) {
+        const length = Math.min(Math.max(want, window), src.size - offset);
+        const bytes = toU8(src.read(offset, length));
+        if (length > cap) {
+          if (scratch) x.el_free(scratch);
+          scratch = x.el_malloc(Math.max(length, 1)) >>> 0;
+          cap = scratch ? length : 0;
+          if (!scratch) throw new CoreError(`out of memory: cannot place ${length} bytes in the core`);
+        }
+        this.u8().set(bytes, scratch);
+        if (x.el_validator_feed(v, offset, scratch, length) !== 0) break;
+        offset = x.el_validator_need_offset(v);
+        want = x.el_validator_need_length(v);
+      }
+      return this._result(x.el_validator_result(v));
+    } finally {
+      if (scratch) x.el_free(scratch);
+      x.el_validator_free(v);
+    }
+  }
+
   /** Walks one bare pickle stream without running it: { ok, error, globals, protocol, size }. */
   validatePickle(bytes) {
     return this._withBytes(bytes, (p, n) => this._result(this.exports.el_validate_pickle(p, n)));
@@ -200,6 +308,13 @@ class Core {
     if (!h) throw new CoreError(this._string(this.exports.el_last_error()));
     return new Sink(this, h);
   }
+}
+
+/** A source of bytes: { size, read(offset, length) }; a Uint8Array reads by subarray. */
+function asSource(source) {
+  if (source && typeof source.read === 'function' && typeof source.size === 'number') return source;
+  const u8 = toU8(source);
+  return { size: u8.length, read: (offset, length) => u8.subarray(offset, offset + length) };
 }
 
 function toU8(bytes) {

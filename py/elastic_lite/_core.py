@@ -177,6 +177,29 @@ class _WasmBackend:
         finally:
             self._ex.el_free(p)
 
+    def result_json(self, r):
+        return self._result_json(r)
+
+    def feed(self, fn, handle, mv, *args):
+        """fn(handle, *args, address, n) with mv copied once into a reusable scratch area."""
+        n = mv.nbytes
+        if n > self._scratch_cap:
+            if self._scratch:
+                self._ex.el_free(self._scratch)
+            self._scratch = self._ex.el_malloc(max(n, 1)) & 0xFFFFFFFF
+            self._scratch_cap = n if self._scratch else 0
+            if not self._scratch:
+                raise CoreError(f"the core could not allocate {n} bytes")
+        if n:
+            self._view(self._scratch, n).assign(mv)
+        return fn(handle, *args, self._scratch, n)
+
+    _scratch = 0
+    _scratch_cap = 0
+
+    def error_text(self, ptr):
+        return self._cstr(ptr)
+
 
 # ---------------------------------------------------------------------------------------
 # host CPython backend
@@ -233,6 +256,21 @@ class _NativeBackend:
             "el_result_json": (vp, [vp]),
             "el_result_json_len": (sz, [vp]),
             "el_result_free": (None, [vp]),
+            "el_reader_new": (vp, [d, i, d]),
+            "el_reader_next": (i, [vp]),
+            "el_reader_offset": (d, [vp]),
+            "el_reader_length": (d, [vp]),
+            "el_reader_feed": (i, [vp, vp, sz]),
+            "el_reader_feed_crc32": (i, [vp, u32]),
+            "el_reader_result": (vp, [vp]),
+            "el_reader_error": (cp, [vp]),
+            "el_reader_free": (None, [vp]),
+            "el_validator_new": (vp, [d]),
+            "el_validator_feed": (i, [vp, d, vp, sz]),
+            "el_validator_need_offset": (d, [vp]),
+            "el_validator_need_length": (d, [vp]),
+            "el_validator_result": (vp, [vp]),
+            "el_validator_free": (None, [vp]),
         }
         for name, (res, args) in sig.items():
             fn = getattr(lib, name)
@@ -290,6 +328,16 @@ class _NativeBackend:
             return self._C.string_at(self._lib.el_result_json(r), n).decode("utf-8")
         finally:
             self._lib.el_result_free(r)
+
+    def result_json(self, r):
+        return self._result_json(r)
+
+    def feed(self, fn, handle, mv, *args):
+        """fn(handle, *args, address, n) on mv's memory (no copy)."""
+        return self._call_with_buffer(lambda p, n: fn(handle, *args, p, n), mv)
+
+    def error_text(self, ptr):
+        return (ptr or b"").decode("utf-8", "replace")
 
     def inspect_json(self, data, flags):
         return self._call_with_buffer(
@@ -474,13 +522,77 @@ def _flat_or_copy(buf):
         return memoryview(buf).tobytes()
 
 
+_PULL_ABOVE = 4 << 20  # in Pyodide, containers larger than this are read range by range
+
+
 def inspect(data, validate=True, headers_only=False):
-    """The inspection report (dict) of container bytes; never raises on bad input."""
+    """The inspection report (dict) of container bytes; never raises on bad input.
+
+    In Pyodide a large container is read with the pull reader (`read`), so it is never
+    copied into wasm memory whole; the report is the same either way."""
+    if sys.platform == "emscripten" and _nbytes(data) > _PULL_ABOVE:
+        return read(data, validate=validate, headers_only=headers_only)
     flags = (INSPECT_VALIDATE if validate else 0) | (INSPECT_HEADERS_ONLY if headers_only else 0)
     b = backend()
     try:
         return json.loads(b.inspect_json(data, flags))
     finally:
+        _release_if_idle(b)
+
+
+def _nbytes(data):
+    return data.nbytes if isinstance(data, memoryview) else len(data)
+
+
+def read(data, validate=True, headers_only=False, chunk=1 << 20):
+    """The inspection report of `data` (any buffer) read with the pull reader: the core asks
+    for byte ranges and gets them one at a time (at most about `chunk` bytes for stream
+    windows), content CRCs are computed here with zlib.crc32 over `data` itself, and the
+    out-of-band buffers' bytes never enter the core. The same report as `inspect`."""
+    mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+    flags = (INSPECT_VALIDATE if validate else 0) | (INSPECT_HEADERS_ONLY if headers_only else 0)
+    b = backend()
+    r = b.el_reader_new(float(mv.nbytes), flags, float(chunk))
+    if not r:
+        raise CoreError(b.error_text(b.el_last_error()))
+    b.live += 1
+    try:
+        while True:
+            need = b.el_reader_next(r)
+            if need == 0:
+                return json.loads(b.result_json(b.el_reader_result(r)))
+            off, n = int(b.el_reader_offset(r)), int(b.el_reader_length(r))
+            if need == 1:
+                rc = b.feed(b.el_reader_feed, r, mv[off:off + n])
+            else:
+                rc = b.el_reader_feed_crc32(r, zlib.crc32(mv[off:off + n]))
+            if rc < 0:
+                raise CoreError(b.error_text(b.el_reader_error(r)))
+    finally:
+        b.el_reader_free(r)
+        b.live -= 1
+        _release_if_idle(b)
+
+
+def validate_stream(data, window=1 << 20):
+    """The validation report of one bare pickle stream, validated in windows of about `window`
+    bytes by the resumable validator (the same report as `validate_pickle`)."""
+    mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
+    b = backend()
+    v = b.el_validator_new(float(mv.nbytes))
+    if not v:
+        raise CoreError(b.error_text(b.el_last_error()))
+    b.live += 1
+    try:
+        off, want = 0, window
+        while True:
+            n = min(max(want, window), mv.nbytes - off)
+            if b.feed(b.el_validator_feed, v, mv[off:off + n], float(off)) != 0:
+                return json.loads(b.result_json(b.el_validator_result(v)))
+            off, want = int(b.el_validator_need_offset(v)), int(b.el_validator_need_length(v))
+    finally:
+        b.el_validator_free(v)
+        b.live -= 1
         _release_if_idle(b)
 
 

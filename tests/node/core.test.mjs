@@ -317,3 +317,52 @@ test('the committed format-1.0 checkpoints still read (the reader of every later
     assert.deepEqual(r.records[5].globals, [['dill._dill', '_create_lock']]);
   }
 });
+
+test('pull reader: read() gives inspect()\'s report, range by range, never asking for a buffer\'s bytes', async () => {
+  const dirs = [path.join(ROOT, 'wasm/fuzz/corpus/container'), path.join(FIXTURES, 'format-1.0')];
+  let files = 0;
+  for (const dir of dirs) {
+    for (const name of (await readdir(dir)).filter((n) => n.endsWith('.elc') || n.startsWith('checkpoint-'))) {
+      const bytes = new Uint8Array(await readFile(path.join(dir, name)));
+      for (const opts of [{}, { validate: false }, { headersOnly: true, validate: false }]) {
+        const whole = core.inspect(bytes, opts);
+        const asked = [];
+        const source = { size: bytes.length, read: (o, n) => { asked.push([o, n]); return bytes.slice(o, o + n); } };
+        for (const chunk of [64, 1000]) {
+          asked.length = 0;
+          assert.deepEqual(core.read(source, { ...opts, chunk, crc32: zlib.crc32 }), whole, `${name} ${JSON.stringify(opts)} chunk ${chunk}`);
+        }
+        assert.deepEqual(await core.readAsync({ size: bytes.length, read: async (o, n) => bytes.slice(o, o + n) }, opts), whole);
+        assert.deepEqual(core.read(bytes, opts), whole); // core CRC (chunked copies), Uint8Array source
+      }
+      files++;
+    }
+  }
+  assert.ok(files >= 18);
+  // a checkpoint with a 3 MB out-of-band buffer: the reader asks for its CRC, never its bytes
+  const w = core.newWriter();
+  const big = new Uint8Array(3 << 20).fill(5);
+  w.beginRecord(['arr']); w.append(new Uint8Array([0x80, 0x05, 0x97, 0x2e])); w.addBuffer(big); w.endRecord('pickle');
+  const file = w.finish();
+  w.free();
+  const reads = [];
+  const crcs = [];
+  const report = core.read({ size: file.length, read: (o, n) => { reads.push(n); return file.subarray(o, o + n); } },
+    { chunk: 4096, crc32: (u8) => { crcs.push(u8.length); return zlib.crc32(u8); } });
+  assert.equal(report.ok, true, JSON.stringify(report.error));
+  assert.ok(crcs.includes(big.length));
+  assert.ok(Math.max(...reads.filter((n, i) => n !== big.length || i < 0)) < 5000, `largest read ${Math.max(...reads)}`);
+  assert.deepEqual(report, core.inspect(file));
+});
+
+test('validateStream(): the resumable validator in windows gives validatePickle()\'s report', async () => {
+  const names = (await readdir(FIXTURES)).filter((n) => n.endsWith('.pkl'));
+  for (const n of names) {
+    const bytes = await readFile(path.join(FIXTURES, n));
+    const whole = core.validatePickle(bytes);
+    for (const window of [1, 7, 4096]) assert.deepEqual(core.validateStream(bytes, { window }), whole, `${n} window ${window}`);
+  }
+  const bad = new Uint8Array([0x80, 0x04, 0x8c, 0x03, 0x61, 0xff, 0x62, 0x2e]);
+  assert.deepEqual(core.validateStream(bad, { window: 2 }), core.validatePickle(bad));
+  assert.equal(core.validateStream(bad, { window: 2 }).error.code, 'pickle');
+});

@@ -242,3 +242,51 @@ def test_wasm_instance_is_replaced_after_memory_grew_past_64_mib():
     after = _core.backend()
     assert after is not before and after.memory_size() < 64 << 20
     assert _core.inspect(data, validate=False)["ok"]
+
+
+def _corpus_files():
+    dirs = [os.path.join(FIXTURES, "format-1.0"),
+            os.path.join(FIXTURES, "..", "..", "fuzz", "corpus", "container")]
+    for d in dirs:
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".elc") or name.startswith("checkpoint-"):
+                with open(os.path.join(d, name), "rb") as f:
+                    yield name, f.read()
+
+
+def test_pull_reader_gives_the_whole_buffer_report():
+    seen = 0
+    for name, data in _corpus_files():
+        for kw in ({}, {"validate": False}, {"validate": False, "headers_only": True}):
+            whole = _core.inspect(data, **kw)
+            for chunk in (64, 1000):
+                assert _core.read(data, chunk=chunk, **kw) == whole, (name, kw, chunk)
+                damaged = bytearray(data)
+                damaged[len(data) // 2] ^= 0x20
+                assert _core.read(damaged, chunk=chunk, **kw) == _core.inspect(bytes(damaged), **kw)
+        seen += 1
+    assert seen >= 2  # the 1.0 fixtures at least (the fuzz corpus is not in Pyodide's FS)
+
+
+def test_stream_validator_in_windows_gives_the_whole_stream_report():
+    streams = [pickle.dumps(v, protocol=p) for p in (0, 2, 4, 5)
+               for v in ({"k": list(range(100)), "s": "é" * 50}, (1.5, b"x" * 300), Blob)]
+    for s in streams:
+        whole = _core.validate_pickle(s)
+        for window in (1, 5, 4096):
+            assert _core.validate_stream(s, window=window) == whole
+        cut = s[:len(s) // 2]
+        assert _core.validate_stream(cut, window=3) == _core.validate_pickle(cut)
+
+
+def test_imports_tell_module_name_prefixes_opcode_protocol_and_calls():
+    rep = _core.validate_pickle(b"\x80\x04\x8c\x02os\x8c\x0epath.os.system\x93\x8c\x02ls\x85R.")
+    assert rep["imports"] == [{"module": "os", "name": "path.os.system",
+                               "prefixes": ["path", "path.os", "path.os.system"], "ext": None,
+                               "opcode": "STACK_GLOBAL", "protocol": 4, "calls": ["REDUCE"]}]
+    assert _core.validate_pickle(b"\x80\x02ccPickle\nloads\n.")["imports"][0]["protocol"] == 2
+    ext = _core.validate_pickle(b"\x80\x02\x83\xef\xbe)R.")["imports"]
+    assert ext == [{"module": None, "name": None, "prefixes": [], "ext": 48879, "opcode": "EXT2",
+                    "protocol": 2, "calls": ["REDUCE"]}]

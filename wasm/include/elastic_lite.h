@@ -182,6 +182,52 @@ EL_API size_t el_result_json_len(const el_result *r);
 EL_API int el_result_ok(const el_result *r); /* 1 if the report's "ok" is true */
 EL_API void el_result_free(el_result *r);
 
+/* ---- Pull reader (reads a container without needing it whole in this library's memory) --
+ * The reader says what it needs next; the caller answers from wherever the bytes are:
+ *
+ *   r = el_reader_new(file_size, flags, chunk)
+ *   while ((k = el_reader_next(r)) != EL_NEED_DONE):
+ *     off = el_reader_offset(r); len = el_reader_length(r)
+ *     EL_NEED_BYTES: el_reader_feed(r, bytes [off, off+len), len)   exactly those bytes
+ *     EL_NEED_CRC32: el_reader_feed_crc32(r, CRC-32/ISO-HDLC of bytes [off, off+len))
+ *   report = el_reader_result(r)     the same JSON as el_inspect
+ *
+ * Content CRCs (2.0 streams and out-of-band buffers) are asked as EL_NEED_CRC32 so the
+ * caller computes them over its own memory (zlib.crc32); with EL_READ_CORE_CRC the reader
+ * asks for those bytes in chunks instead and computes them itself. Pickle streams are read
+ * in windows of about `chunk` bytes (0 = 1 MiB): large opaque arguments are skipped, and a
+ * window is longer only when one opcode's argument needs it. Buffer contents are never asked
+ * for unless EL_READ_CORE_CRC. Flags: EL_INSPECT_VALIDATE, EL_INSPECT_HEADERS_ONLY as for
+ * el_inspect, plus EL_READ_CORE_CRC. */
+#define EL_READ_CORE_CRC 4
+#define EL_NEED_DONE 0  /* finished: el_reader_result */
+#define EL_NEED_BYTES 1 /* feed the bytes of the range */
+#define EL_NEED_CRC32 2 /* feed the CRC-32/ISO-HDLC of the range */
+typedef struct el_reader el_reader;
+EL_API el_reader *el_reader_new(double file_size, int flags, double chunk); /* NULL: see el_last_error */
+EL_API int el_reader_next(const el_reader *r);
+EL_API double el_reader_offset(const el_reader *r);
+EL_API double el_reader_length(const el_reader *r);
+EL_API int el_reader_feed(el_reader *r, const uint8_t *p, size_t n);
+EL_API int el_reader_feed_crc32(el_reader *r, uint32_t crc);
+EL_API el_result *el_reader_result(el_reader *r); /* NULL before EL_NEED_DONE or out of memory */
+EL_API const char *el_reader_error(const el_reader *r); /* why the last feed was refused */
+EL_API void el_reader_free(el_reader *r);
+
+/* ---- Resumable pickle validator (one bare stream, in windows) ----------------------------
+ *   v = el_validator_new(stream_length)
+ *   while (el_validator_feed(v, off, bytes, n) == 0): off = el_validator_need_offset(v) ...
+ * Each feed gives stream bytes [off, off+n); the validator asks for a window starting at
+ * el_validator_need_offset that should hold at least el_validator_need_length bytes. Returns
+ * 1 when done (el_validator_result: the JSON of el_validate_pickle), 0 for more. */
+typedef struct el_validator el_validator;
+EL_API el_validator *el_validator_new(double stream_length);
+EL_API int el_validator_feed(el_validator *v, double offset, const uint8_t *p, size_t n);
+EL_API double el_validator_need_offset(const el_validator *v);
+EL_API double el_validator_need_length(const el_validator *v);
+EL_API el_result *el_validator_result(el_validator *v);
+EL_API void el_validator_free(el_validator *v);
+
 /* CRC32C (Castagnoli) of buf, continuing from crc (start with 0): small structures. */
 EL_API uint32_t el_crc32c(uint32_t crc, const uint8_t *buf, size_t len);
 /* CRC-32/ISO-HDLC (zlib's crc32) of buf, continuing from crc (start with 0): content. */

@@ -68,29 +68,68 @@ static inline void el_st64(uint8_t *p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* ---- pickle validator (pickle_validate.c) used by el_validate_pickle and el_inspect ---- */
+/* ---- pickle validator (pickle_*.c) used by el_validate_pickle and the reader ---- */
+/* One import a stream makes: module.name (string ids) by opcode under a protocol. */
+typedef struct {
+  size_t module, name;
+  unsigned opcode; /* OP_GLOBAL, OP_INST, OP_STACK_GLOBAL, OP_EXT1/2/4 */
+  int proto;       /* protocol in force: the last PROTO before it (0 if none) */
+  int64_t ext;     /* EXT1/2/4: the extension code (module.name is then a placeholder) */
+  unsigned calls;  /* EL_CALL_* bits: opcodes that call the imported object directly */
+} el_import;
+#define EL_CALL_REDUCE 1u
+#define EL_CALL_NEWOBJ 2u
+#define EL_CALL_NEWOBJ_EX 4u
+#define EL_CALL_OBJ 8u  /* the class of an OBJ */
+#define EL_CALL_INST 16u /* INST imports and instantiates in one opcode */
+
 typedef struct {
   int ok;
   char message[EL_ERRMSG];
   uint64_t offset;    /* offset of the failing opcode in the stream */
   const char *opcode; /* its pickletools name, or NULL (unknown opcode / no opcode) */
   int protocol;       /* highest PROTO seen, 0 if none */
-  uint64_t buffers_used; /* NEXT_BUFFER opcodes: out-of-band buffers the stream loads */
   int nomem;          /* ran out of memory (message says so) */
+  uint64_t buffers_used; /* NEXT_BUFFER opcodes: out-of-band buffers the stream loads */
   /* Strings are interned: each distinct string once in arena, string i at
    * arena.data[soff[i]] with length slen[i]. Global i (deduplicated, first-seen order) is the
-   * pair of string ids gpair[2i] (module), gpair[2i+1] (name). */
+   * pair of string ids gpair[2i] (module), gpair[2i+1] (name); imports lists every distinct
+   * (module, name, opcode, protocol, ext) in first-seen order. */
   el_buf arena;
   size_t *soff, *slen;
   size_t nstrings, scap;
   size_t *gpair;
   size_t nglobals, gcap;
+  el_import *imports;
+  size_t nimports, icap;
 } el_pickle_report;
 
+/* The resumable validator: feed it the stream's bytes in windows (any sizes, in the order it
+ * asks); it walks the opcodes as far as each window allows and says which bytes it needs
+ * next. Large opaque arguments (bytes, long strings) are skipped or checked incrementally, so
+ * it never needs more than one window plus the longest line argument in memory. */
+typedef struct el_validator el_pv; /* exported as el_validator (elastic_lite.h) */
+#define EL_PV_NEED 0 /* more bytes: see el_pv_need */
+#define EL_PV_DONE 1 /* finished: the report says ok or why not */
+el_pv *el_pv_new(uint64_t stream_len); /* NULL when out of memory */
+void el_pv_free(el_pv *v);
+/* Bytes [off, off+n) of the stream. A window that does not hold what was asked makes no
+ * progress (the same need stands). */
+int el_pv_feed(el_pv *v, uint64_t off, const uint8_t *p, size_t n);
+/* What to feed next: the window must start at *off and should hold at least *len bytes
+ * (the caller may give more). */
+void el_pv_need(const el_pv *v, uint64_t *off, uint64_t *len);
+el_pickle_report *el_pv_report(el_pv *v); /* valid until el_pv_free */
+uint64_t el_pv_stream_length(const el_pv *v);
+
 void el_pickle_validate(const uint8_t *p, size_t n, el_pickle_report *r);
+/* Writes el_validate_pickle's JSON for a report of a stream of `size` bytes. */
+void el_pickle_report_json(el_buf *b, const el_pickle_report *r, uint64_t size);
 void el_pickle_report_free(el_pickle_report *r);
-/* Writes "globals": [...] value (the array) for r. */
+/* Writes the "globals" value (array of [module, name]) for r. */
 void el_pickle_globals_json(el_buf *b, const el_pickle_report *r);
+/* Writes the "imports" value (array of objects, docs/INTERFACES.md) for r. */
+void el_pickle_imports_json(el_buf *b, const el_pickle_report *r);
 /* Writes an error object: code (EL_CODE_*), message, offset, record index or -1, opcode. */
 void el_error_json(el_buf *b, const char *code, const char *message, uint64_t offset,
                    int64_t record, const char *opcode);

@@ -61,6 +61,10 @@ typedef struct {
   uint64_t index_offset, size;
 } el_file_info;
 
+/* reader.c, for inspect.c: the report once the reader is done (0 before) */
+int el_reader_report(el_reader *r, el_buf *b);
+int el_reader_ok(const el_reader *r);
+
 /* report.c */
 void el_report_record(el_buf *b, const el_rec_info *r, int first);
 void el_report_file(el_buf *b, int ok, const el_file_info *f, const el_problem *err,

@@ -132,6 +132,11 @@ void el_report_record(el_buf *b, const el_rec_info *r, int first) {
     el_pickle_globals_json(b, &r->pickle);
   else
     el_buf_puts(b, "null");
+  put_key(b, "imports");
+  if (r->validated)
+    el_pickle_imports_json(b, &r->pickle);
+  else
+    el_buf_puts(b, "null");
   el_buf_puts(b, "}");
 }
 

@@ -9,7 +9,7 @@
 /* The "globals":[...] array of a validation report, as a string (malloc'ed). */
 static char *globals_of(const char *json) {
   const char *g = strstr(json, "\"globals\":");
-  const char *e = strstr(json, ",\"protocol\":");
+  const char *e = strstr(json, ",\"imports\":");
   if (!g || !e || e < g) return strdup("");
   g += 10;
   return strndup(g, (size_t)(e - g));
