@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  CELL_BUILD, CELL_CHECK, CELL_MAGICS, ITEM, RESTORE_BUTTON, answerRestoreOffer, cellOutput, clickCheckpoint,
+  CELL_BUILD, CELL_CHECK, CELL_MAGICS, ITEM, RESTORE_BUTTON, answerRestoreOffer, cell, cellOutput, clickCheckpoint,
   openNotebook, openSidebar, openSite, waitForNotebook, waitForRestoreOffer, restartKernelFromMenu, runCell,
   waitForStatus,
 } from './jupyterlite-page.mjs';
@@ -54,6 +54,15 @@ test('checkpoint, reload the page, accept the restore offer, the state is back; 
     assert.match(magics, /checkpoint 'magic-demo' saved/, magics);
     assert.match(magics, /^magic-demo\s/m, magics);
     assert.match(magics, /^elastic-lite-demo\.ipynb \d{4}-/m, magics); // the toolbar's checkpoint
+    // a magic that fails prints one plain line, no traceback through _magics.py
+    await cell(page, CELL_MAGICS).locator('.jp-InputPrompt').click();
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('b'); // a new cell below, selected
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('%restore no_such_name');
+    await page.keyboard.press('Escape');
+    const failed = await runCell(page, CELL_MAGICS + 1, 'elastic_lite:');
+    assert.equal(failed, "elastic_lite: no checkpoint named 'no_such_name'");
     await page.locator(`${ITEM}[data-name="magic-demo"]`).waitFor({ timeout: 30_000 });
     assert.equal(await page.locator('#elastic-lite-sidebar .jp-ElasticLite-unattached').count(), 0,
       'no checkpoint is listed as not tied to a notebook');
