@@ -147,7 +147,22 @@ def _class_reduce(cls):
 
 def _refs_beyond(obj, own):
     """References to `obj` beyond the `own` ones the caller holds (its locals, a list)."""
-    return sys.getrefcount(obj) - 2 - own  # this frame's argument + getrefcount's
+    return sys.getrefcount(obj) - 2 - own - _REFCOUNT_SKEW  # our argument + getrefcount's
+
+
+def _refcount_skew():
+    """What sys.getrefcount reports beyond the model of `_refs_beyond`: 0 on CPython 3.11;
+    newer interpreters may count borrowed references on the stack differently. Measured once,
+    through `_refs_beyond` itself, on an object with exactly one holder besides our local."""
+    probe = object()
+    holder = [probe]
+    skew = _refs_beyond(probe, 1) - 1
+    del holder
+    return skew
+
+
+_REFCOUNT_SKEW = 0
+_REFCOUNT_SKEW = _refcount_skew()
 
 
 def _array_view_reduce(arr, ndarray):
