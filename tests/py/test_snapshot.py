@@ -191,3 +191,20 @@ other = 1
     skipped = {s["name"]: s for s in snap.skipped}
     assert list(skipped) == ["TOKEN"] and "fresh kernel" in skipped["TOKEN"]["reason"]
     assert "other" in snap.names
+
+
+def test_module_attributes_are_re_imported_not_saved(nb):
+    ns = nb("from typing import *\nfrom os import environ\nimport typing as t\nL = t.List\n"
+            "TypeAlias_ = Optional[int]\nmine = [1]")
+    snap = el.snapshot(ns)
+    mods = {m["name"]: (m["module"], m["attr"]) for m in snap.modules}
+    assert mods["List"] == ("typing", "List") and mods["L"] == ("typing", "List")
+    assert mods["environ"] == ("os", "environ") and mods["Optional"] == ("typing", "Optional")
+    saved = set(snap.names)
+    assert {"mine", "TypeAlias_"} <= saved and not saved & {"List", "L", "environ", "Any"}
+    out = fresh()
+    assert el.load_snapshot(snap.data, out).ok
+    import os
+    import typing
+    assert out["L"] is typing.List and out["environ"] is os.environ
+    assert out["TypeAlias_"] == typing.Optional[int]
