@@ -127,6 +127,7 @@ def test_a_damaged_record_and_a_record_that_needs_it():
     kinds = {tuple(p["names"]): p for p in rep["problems"]}
     damaged = kinds[("Point",)]
     assert damaged["kind"] == "damaged" and damaged["record"] == rec["index"]
+    assert damaged["code"] == "checksum"  # the C core's error code, carried as it is
     assert damaged["offset"] is not None and "damaged" in damaged["message"]
     assert kinds[("p",)]["kind"] == "needs" and kinds[("p",)]["code"] == "needs-record"
     assert "Point" not in out and "p" not in out and out["f"](1) == 3
@@ -137,6 +138,7 @@ def test_nothing_restorable_is_one_damaged_problem():
     assert not rep["ok"] and rep["restored"] == []
     [prob] = rep["problems"]
     assert prob["kind"] == "damaged" and "not a readable Elastic Lite checkpoint" in prob["message"]
+    assert prob["code"] == "not-checkpoint"
 
 
 def test_a_code_running_record_is_refused_with_its_calls_and_trust_loads_it(monkeypatch):
