@@ -120,6 +120,7 @@ class GroupReport:
         self.fallback = fallback  # why the serializer(s) before this one failed
         self.rewound_bytes = rewound_bytes  # bytes a failed attempt wrote, then rewound
         self.note = None
+        self.reused = False  # unchanged since the previous checkpoint: the stored record reused
 
     def to_dict(self):
         return dict(self.__dict__)

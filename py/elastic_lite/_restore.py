@@ -24,7 +24,7 @@ import importlib
 import json
 import time
 
-from . import _core, _rebuild
+from . import _core, _history, _rebuild
 from ._capture import default_namespace
 from ._pickling import load, load_plain
 from ._report import RestoreReport, describe_error as _describe_error
@@ -91,6 +91,7 @@ def load_snapshot(data, namespace=None, trust=False):
     t0 = time.perf_counter()
     data = _as_bytes(data)
     ns = default_namespace() if namespace is None else namespace
+    _history.forget(ns)  # its next checkpoint is written whole (change detection starts over)
     if "__builtins__" not in ns:  # a fresh dict: restored functions look builtins up here
         ns["__builtins__"] = builtins
     report = RestoreReport()

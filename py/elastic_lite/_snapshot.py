@@ -22,6 +22,11 @@ file order, as records are committed (the core keeps only what was not handed ou
                                          out-of-band buffers: do not hold them past use)
     ("tail", bytes)                      index and footer
 
+With `reuse` (change detection into a store, see _history.py) a group unchanged since the
+previous checkpoint comes out as ("stored", key, length) instead of its bytes: the record the
+store already holds. Its stream is then first written into a _Draft (hashed, kept out of the
+core) and only copied into the core when it turns out new.
+
 Afterwards `.snapshot` is the report (a Snapshot whose `.data` is None). `snapshot()` drives
 it into memory; `_store.checkpoint()` drives it into a store record by record.
 """
@@ -31,8 +36,10 @@ import json
 import pickle
 import platform
 import time
+import zlib
 
 from . import _core
+from ._history import Memo, proof_of, signature, stream_hasher
 from ._capture import capture, default_namespace
 from ._groups import find_groups, is_notebook_def
 from ._pickling import CloudPickler, DillPickler
@@ -54,17 +61,102 @@ def _reason(exc):
     return f"{type(exc).__name__}: {msg[0] if msg else ''}".rstrip(": ")
 
 
+class _Draft:
+    """The file every pickler of a snapshot writes a record's stream into.
+
+    Without change detection it forwards everything to the writer's open record, as it comes.
+    With it (`hashing`), it also digests the stream (BLAKE2b-128) and keeps the record out of
+    the core until it is known to be new: the stream's first HOLD_BYTES stay here (past that
+    they stream into the core: memory stays bounded) and out-of-band buffers are only listed
+    with their CRC-32. A record found unchanged then costs no copy into the core at all (an
+    aborted one, if it was long), and a new one is written as before."""
+
+    HOLD_BYTES = 4 << 20
+
+    def __init__(self, writer, hashing):
+        self.writer = writer
+        self.hashing = hashing
+        self.begin(())
+
+    def begin(self, names):
+        self.names = names
+        self.size = 0  # stream bytes of this attempt
+        self.buffer_bytes = 0
+        self.writable = 0  # buffers restore must hand back writable (arrays, not bytes)
+        self.buffers = []  # (memoryview, crc32) when hashing
+        self.chunks = []
+        self.held = 0
+        self.open = False
+        self.hash = None
+        if self.hashing:
+            self.hash = stream_hasher()
+        elif names:
+            self._open()
+
+    def _open(self):
+        self.writer.begin_record(self.names)
+        self.open = True
+        for chunk in self.chunks:
+            self.writer.write(chunk)
+        self.chunks = []
+
+    def write(self, buf):
+        if self.hash is None:
+            n = self.writer.write(buf)
+        else:
+            mv = memoryview(buf).cast("B")
+            n = mv.nbytes
+            self.hash.update(mv)
+            if self.open:
+                self.writer.write(mv)
+            else:  # a copy unless immutable: a __reduce__ later in this dump may change it
+                self.chunks.append(buf if type(buf) is bytes else bytes(mv))
+                self.held += n
+                if self.held > self.HOLD_BYTES:
+                    self._open()
+        self.size += n
+        return n
+
+    def add_buffer(self, raw):
+        if self.hash is None:
+            self.writer.add_buffer(raw)
+        else:
+            self.buffers.append((raw, zlib.crc32(raw)))
+        self.buffer_bytes += raw.nbytes
+        self.writable += not raw.readonly
+
+    def signature(self, serializer):
+        return signature(serializer, self.size, self.hash.digest(),
+                         [(raw.nbytes, crc) for raw, crc in self.buffers])
+
+    def commit(self, serializer):
+        """Writes the record into the core (what is not there yet); returns its index."""
+        if not self.open:
+            self._open()
+        for raw, _ in self.buffers:
+            self.writer.add_buffer(raw)
+        index = self.writer.end_record(serializer)
+        self.begin(())
+        return index
+
+    def abort(self):
+        """Drops the attempt (a failed serializer, or a record found unchanged)."""
+        if self.open:
+            self.writer.abort_record()
+        self.begin(())
+
+
 class _Picklers:
     """One CloudPickler for the whole snapshot (a new one only after a failure, whose
     half-done state we do not trust); dill's pickler is made when a group needs it. Both
-    send buffers of at least `threshold` bytes out of band."""
+    write into one _Draft and send buffers of at least `threshold` bytes out of band."""
 
-    def __init__(self, writer, namespace, threshold):
+    def __init__(self, writer, namespace, threshold, hashing=False):
         self.writer = writer
         self.namespace = namespace
         self.threshold = threshold
+        self.draft = _Draft(writer, hashing)
         self.cloud = None
-        self.buffer_bytes = 0  # out-of-band bytes of the record being written
         self.writable = 0  # out-of-band buffers restore must hand back writable (arrays)
 
     def buffer_callback(self, buf):
@@ -75,18 +167,15 @@ class _Picklers:
             return True
         if raw.nbytes < self.threshold:
             return True
-        self.writer.add_buffer(raw)
-        self.buffer_bytes += raw.nbytes
-        self.writable += not raw.readonly
+        self.draft.add_buffer(raw)
         return False
 
     def get(self, serializer, refs):
-        self.buffer_bytes = 0
         if serializer == "dill":
-            return DillPickler(self.writer, self.namespace, refs,
+            return DillPickler(self.draft, self.namespace, refs,
                                buffer_callback=self.buffer_callback)
         if self.cloud is None:
-            self.cloud = CloudPickler(self.writer, self.namespace, refs,
+            self.cloud = CloudPickler(self.draft, self.namespace, refs,
                                       buffer_callback=self.buffer_callback)
         else:
             self.cloud.begin_group(refs)
@@ -97,29 +186,45 @@ class _Picklers:
             self.cloud = None
 
 
-def _write_group(writer, picklers, names, variables, defs):
-    """Write one group; returns (GroupReport or None, [skipped entries])."""
+def _write_group(writer, picklers, names, variables, defs, reuse=None):
+    """Write one group; returns (GroupReport or None, [skipped entries]).
+
+    With `reuse` (change detection, see _history), a group unchanged since the previous
+    checkpoint is added as a stored record instead: without pickling when proof_of proves
+    it, else after pickling when the record's signature is the previous one."""
     own = set(names)
     refs = {i: n for i, n in defs.items() if n not in own}
     values = tuple(variables[n] for n in names)
+    t0 = time.perf_counter()
+    prev = proof = held = None
+    if reuse is not None:
+        prev = reuse.previous(names)
+        proof, held = proof_of(values, prev)
+        if prev is not None and proof is not None and proof == prev.proof:
+            return _reuse(writer, picklers, reuse, prev, proof, held, values, t0, True), []
     blobs = {}
     stream_values = tuple(_out_of_band(v, picklers.threshold, blobs) for v in values)
+    draft = picklers.draft
     failures = []
     rewound = 0
-    t0 = time.perf_counter()
     for serializer in _SERIALIZERS:
-        writer.begin_record(names)
+        draft.begin(names)
         try:
             picklers.get(serializer, refs).dump(stream_values)
         except Exception as exc:  # any failure of a serializer is a reason to try the next
             picklers.failed(serializer)
-            rewound += writer.record_bytes + picklers.buffer_bytes
-            writer.abort_record()
+            rewound += draft.size + draft.buffer_bytes
+            draft.abort()
             failures.append(f"{serializer}: {_reason(exc)}")
             continue
-        size = writer.record_bytes + picklers.buffer_bytes
-        writer.end_record(serializer)
-        return GroupReport(
+        size, writable = draft.size + draft.buffer_bytes, draft.writable
+        sig = draft.signature(serializer) if reuse is not None else None
+        if prev is not None and sig == prev.signature:
+            draft.abort()
+            return _reuse(writer, picklers, reuse, prev, proof, held, values, t0, False), []
+        index = draft.commit(serializer)
+        picklers.writable += writable
+        report = GroupReport(
             names=list(names),
             types=[type_name(v) for v in values],
             serializer=serializer,
@@ -127,10 +232,29 @@ def _write_group(writer, picklers, names, variables, defs):
             ms=(time.perf_counter() - t0) * 1000.0,
             fallback="; ".join(failures) or None,
             rewound_bytes=rewound,
-        ), []
+        )
+        if reuse is not None:
+            reuse.wrote(index, Memo(tuple(names), sig, proof, held, report, writable))
+        return report, []
     reason = failures[-1].split(": ", 1)[1] if failures else "unknown"
     return None, [{"name": n, "type": type_name(v), "reason": reason,
                    "attempts": list(failures)} for n, v in zip(names, values)]
+
+
+def _reuse(writer, picklers, reuse, prev, proof, held, values, t0, proven):
+    """Adds `prev`'s stored record in place of the group; its report says so."""
+    index = writer.add_stored_record(prev.length)
+    reuse.reused(index, prev, proof, held, proven)
+    picklers.writable += prev.writable
+    old = prev.report
+    report = GroupReport(names=list(old.names), types=[type_name(v) for v in values],
+                         serializer=old.serializer, bytes=old.bytes,
+                         ms=(time.perf_counter() - t0) * 1000.0)
+    report.reused = True
+    report.note = ("unchanged since the previous checkpoint "
+                   + ("(proven without pickling)" if proven else "(same bytes)")
+                   + ": not written again")
+    return report
 
 
 class _Blob:
@@ -178,10 +302,12 @@ class SnapshotStream:
     history: the session's cells (JSON-able, or JSON text/bytes), saved as a record of kind
     "history". manifest: extra fields for the manifest (a JSON-able dict; the keys
     version/modules/skipped/types/groups are ours). buffer_threshold: bytes from which a
-    PickleBuffer goes out of band."""
+    PickleBuffer goes out of band. reuse: a _history.Reuse (change detection: groups unchanged
+    since the previous checkpoint to the same store come out as ("stored", key, length)
+    parts; `_history.prepare()` makes it), or None (every record written)."""
 
     def __init__(self, namespace=None, names=None, progress=None, history=None, manifest=None,
-                 buffer_threshold=BUFFER_THRESHOLD):
+                 buffer_threshold=BUFFER_THRESHOLD, reuse=None):
         self.namespace = default_namespace() if namespace is None else namespace
         self.names = names
         self.progress = progress
@@ -194,6 +320,8 @@ class SnapshotStream:
         self.extra = extra
         _json_payload(extra, "manifest")  # fail now, before any work
         self.buffer_threshold = buffer_threshold
+        self.reuse = reuse
+        self.record_count = 0  # records in the container, once iterated
         self.snapshot = None
         self._started = False
 
@@ -216,8 +344,9 @@ class SnapshotStream:
                               python=platform.python_version(),
                               created_ms=int(time.time() * 1000))
         groups, skipped = [], list(cap.skipped)
-        picklers = _Picklers(writer, ns, self.buffer_threshold)
-        parts = _Parts()
+        reuse = self.reuse
+        picklers = _Picklers(writer, ns, self.buffer_threshold, hashing=reuse is not None)
+        parts = _Parts(reuse)
         size = 0
         # The cyclic GC is paused while groups are written (pickling makes no cyclic
         # garbage; a full collection would rescan the notebook's whole heap), and running
@@ -233,10 +362,10 @@ class SnapshotStream:
                 gc.disable()
                 try:
                     for report, failed in _write_or_split(writer, picklers, group,
-                                                           cap.variables, defs):
+                                                           cap.variables, defs, reuse):
                         if report is not None:
                             groups.append(report)
-                            pending += report.bytes
+                            pending += 0 if report.reused else report.bytes
                         skipped.extend(failed)
                 finally:
                     if gc_was_enabled:
@@ -263,6 +392,7 @@ class SnapshotStream:
             picklers.cloud = None
             yield from parts.feed(writer.finish(join=False), last=True)
             size = writer.size
+            self.record_count = writer.record_count
         finally:
             picklers.cloud = None
             writer.free()
@@ -270,16 +400,17 @@ class SnapshotStream:
                                  modules=cap.modules, walk=grouping,
                                  ms=(time.perf_counter() - t_start) * 1000.0)
         self.snapshot.size = size
+        self.snapshot.reuse = None if reuse is None else dict(reuse.stats)
 
 
-def _write_or_split(writer, picklers, group, variables, defs):
+def _write_or_split(writer, picklers, group, variables, defs, reuse=None):
     """(report, skipped) of a group; if it fails as a whole, of each variable alone."""
-    report, failed = _write_group(writer, picklers, group, variables, defs)
+    report, failed = _write_group(writer, picklers, group, variables, defs, reuse)
     if report is not None or len(group) == 1:
         yield report, failed
         return
     for name in group:  # split: save what can be saved, each variable alone
-        single, single_failed = _write_group(writer, picklers, [name], variables, defs)
+        single, single_failed = _write_group(writer, picklers, [name], variables, defs, reuse)
         if single is not None:
             single.note = (f"saved alone: its group {group} failed as a whole, "
                            "so aliasing with the others is not kept")
@@ -294,18 +425,23 @@ def _json_record(writer, names, kind, payload):
 
 class _Parts:
     """Turns the writer's parts (Part: kind, record, data...) into the stream's tuples:
-    one ("record", pieces) per record, once all its parts have come."""
+    one ("record", pieces) per record, once all its parts have come, and ("stored", key,
+    length) for a record reused from the store (its key from `reuse`)."""
 
-    def __init__(self):
+    def __init__(self, reuse=None):
+        self.reuse = reuse
         self.record = None
         self.pieces = []
 
     def feed(self, parts, last=False):
         for p in parts:
-            if p.kind == "stored":
-                raise _core.CoreError("a stored record has no bytes to hand out here")
             if p.record != self.record and self.pieces:
                 yield self._flush()
+            if p.kind == "stored":
+                if self.reuse is None:
+                    raise _core.CoreError("a stored record has no bytes to hand out here")
+                yield ("stored", self.reuse.key(p.record), p.length)
+                continue
             if p.record in ("head", "tail"):
                 yield (p.record, p.data)
                 continue

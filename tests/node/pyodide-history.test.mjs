@@ -1,0 +1,97 @@
+// Change detection between checkpoints in a fresh Pyodide (Python 3.14), through the real JS
+// stores (js/store/memory.mjs and IndexedDB over fake-indexeddb, seen from Python as JsStore):
+// the mutation cases of tests/py/history_cases.py run here unchanged (hidden C state, buffers,
+// slotted instances...), and an unchanged big buffer is not written to the store again.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { IDBFactory } from 'fake-indexeddb';
+import { MemoryStore } from '../../js/store/memory.mjs';
+import { IndexedDBStore } from '../../js/store/indexeddb.mjs';
+import { freshPyodide, py, pyJson } from './helpers/pyodide.mjs';
+
+const CASES = readFileSync(new URL('../py/history_cases.py', import.meta.url), 'utf8');
+
+async function withCases(store) {
+  const p = await freshPyodide({ store });
+  await py(p, `
+import sys, types
+_m = types.ModuleType("history_cases")
+exec(compile(${JSON.stringify(CASES)}, "history_cases.py", "exec"), _m.__dict__)
+sys.modules["history_cases"] = _m
+import elastic_lite
+from elastic_lite import _store
+store = await _store.get_store()
+`);
+  return p;
+}
+
+for (const [label, makeStore] of [
+  ['JS MemoryStore', () => new MemoryStore()],
+  ['IndexedDB store (fake-indexeddb)', () => new IndexedDBStore({ indexedDB: new IDBFactory() })],
+]) {
+  test(`Pyodide, ${label}: no mutation is taken for unchanged; unchanged groups are reused`, async () => {
+    const p = await withCases(makeStore());
+    await py(p, `
+async def all_cases():
+    return {c: await _m.run_case(store, c, c) for c in sorted(_m.MUTATIONS)}
+`);
+    const results = await pyJson(p, 'await all_cases()');
+    const failures = [];
+    for (const [c, r] of Object.entries(results)) {
+      if (r.skipped) {
+        // Python 3.14 pickles no itertools object (cloudpickle and dill refuse it): it is
+        // skipped with its reason, never saved, so it cannot be taken for unchanged either
+        if (c !== 'itertools.count' || r.in_first) failures.push(`${c}: skipped`);
+        continue;
+      }
+      for (const k of ['reused_unchanged', 'written_changed', 'other_reused', 'restored_ok', 'shows_change']) {
+        if (!r[k]) failures.push(`${c}: ${k} is false`);
+      }
+    }
+    assert.deepEqual(failures, []);
+    assert.ok(Object.keys(results).length >= 20);
+  });
+}
+
+test('Pyodide: an unchanged 8 MiB buffer is not sent to the store again; changing one byte is seen', async () => {
+  const store = new MemoryStore();
+  const p = await withCases(store);
+  await py(p, `
+async def scenario():
+    ns = {"__name__": "__main__"}
+    exec("""
+import pickle
+class Tensor:
+    def __init__(self, data): self.data = data
+    def __reduce_ex__(self, protocol):
+        return (type(self), (pickle.PickleBuffer(self.data),))
+big = Tensor(bytearray(8 << 20))
+x = 1
+""", ns)
+    cp = _m.checkpoint
+    out = {}
+    await cp(store, "a", ns)
+    before = (await store.stats())["recordBytes"]
+    ns["x"] = 2
+    snap = await cp(store, "b", ns)
+    out["after_small_change"] = (await store.stats())["recordBytes"] - before
+    out["reused"] = _m.reused(snap)
+    ns["big"].data[4 << 20] = 9
+    snap = await cp(store, "c", ns)
+    out["written"] = _m.written(snap)
+    for name, key in (("c", "restored_byte"), ("b", "b_byte")):
+        entry = await store.get(name)
+        fresh = {"__name__": "__main__"}
+        elastic_lite.load_snapshot(entry["bytes"], fresh)
+        out[key] = fresh["big"].data[4 << 20]
+        out[name + "_x"] = fresh["x"]
+    return out
+`);
+  const r = await pyJson(p, 'await scenario()');
+  assert.deepEqual(r.reused, ['Tensor', 'big']);
+  assert.ok(r.after_small_change < 4096, `a small change added ${r.after_small_change} bytes`);
+  assert.deepEqual(r.written, ['big']);
+  assert.equal(r.restored_byte, 9);
+  assert.deepEqual([r.b_byte, r.b_x, r.c_x], [0, 2, 2]);
+});
