@@ -172,7 +172,7 @@ class Core {
     for (let step = it.next(); ; ) {
       if (step.done) return step.value;
       const q = step.value;
-      const bytes = toU8(src.read(q.offset, q.length));
+      const bytes = toU8(src.read(q.offset, q.kind === 'bytes' ? windowLength(q, src.size) : q.length));
       step = it.next(q.kind === 'bytes' ? bytes : crc(bytes));
     }
   }
@@ -188,7 +188,7 @@ class Core {
     for (let step = it.next(); ; ) {
       if (step.done) return step.value;
       const q = step.value;
-      const bytes = toU8(await source.read(q.offset, q.length));
+      const bytes = toU8(await source.read(q.offset, q.kind === 'bytes' ? windowLength(q, source.size) : q.length));
       step = it.next(q.kind === 'bytes' ? bytes : crc(bytes));
     }
   }
@@ -204,18 +204,19 @@ class Core {
     try {
       for (let k; (k = x.el_reader_next(r)) !== 0;) {
         const offset = x.el_reader_offset(r), length = x.el_reader_length(r);
-        const answer = yield { kind: k === 1 ? 'bytes' : 'crc32', offset, length };
+        const answer = yield { kind: k === 1 ? 'bytes' : 'crc32', offset, length, chunk: Number(chunk) };
         let rc;
-        if (k === 1) {
-          if (answer.length !== length) throw new CoreError(`the source gave ${answer.length} bytes at offset ${offset}, not ${length}`);
-          if (length > cap) {
+        if (k === 1) { // a window from offset: the core serves every request inside it
+          const n = answer.length;
+          if (n < length) throw new CoreError(`the source gave ${n} bytes at offset ${offset}, not ${length}`);
+          if (n > cap) {
             if (scratch) x.el_free(scratch);
-            scratch = x.el_malloc(length) >>> 0;
-            cap = scratch ? length : 0;
-            if (!scratch) throw new CoreError(`out of memory: cannot place ${length} bytes in the core`);
+            scratch = x.el_malloc(n) >>> 0;
+            cap = scratch ? n : 0;
+            if (!scratch) throw new CoreError(`out of memory: cannot place ${n} bytes in the core`);
           }
           this.u8().set(answer, scratch);
-          rc = x.el_reader_feed(r, scratch, length);
+          rc = x.el_reader_feed_window(r, offset, scratch, n);
         } else {
           rc = x.el_reader_feed_crc32(r, answer | 0);
         }
@@ -308,6 +309,11 @@ class Core {
     if (!h) throw new CoreError(this._string(this.exports.el_last_error()));
     return new Sink(this, h);
   }
+}
+
+/** How much the pull reader is fed for a request of bytes: a window of its chunk size. */
+function windowLength(q, size) {
+  return Math.min(Math.max(q.length, q.chunk), size - q.offset);
 }
 
 /** A source of bytes: { size, read(offset, length) }; a Uint8Array reads by subarray. */

@@ -262,6 +262,7 @@ class _NativeBackend:
             "el_reader_length": (d, [vp]),
             "el_reader_feed": (i, [vp, vp, sz]),
             "el_reader_feed_crc32": (i, [vp, u32]),
+            "el_reader_feed_window": (i, [vp, d, vp, sz]),
             "el_reader_result": (vp, [vp]),
             "el_reader_error": (cp, [vp]),
             "el_reader_free": (None, [vp]),
@@ -546,9 +547,9 @@ def _nbytes(data):
 
 def read(data, validate=True, headers_only=False, chunk=1 << 20):
     """The inspection report of `data` (any buffer) read with the pull reader: the core asks
-    for byte ranges and gets them one at a time (at most about `chunk` bytes for stream
-    windows), content CRCs are computed here with zlib.crc32 over `data` itself, and the
-    out-of-band buffers' bytes never enter the core. The same report as `inspect`."""
+    for byte ranges and gets windows of about `chunk` bytes (it serves every request inside a
+    window itself), content CRCs it asks for are computed here with zlib.crc32 over `data`,
+    so large out-of-band buffers never enter the core. The same report as `inspect`."""
     mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
     flags = (INSPECT_VALIDATE if validate else 0) | (INSPECT_HEADERS_ONLY if headers_only else 0)
     b = backend()
@@ -562,8 +563,8 @@ def read(data, validate=True, headers_only=False, chunk=1 << 20):
             if need == 0:
                 return json.loads(b.result_json(b.el_reader_result(r)))
             off, n = int(b.el_reader_offset(r)), int(b.el_reader_length(r))
-            if need == 1:
-                rc = b.feed(b.el_reader_feed, r, mv[off:off + n])
+            if need == 1:  # a window from there: the core serves the requests inside it
+                rc = b.feed(b.el_reader_feed_window, r, mv[off:off + max(n, chunk)], float(off))
             else:
                 rc = b.el_reader_feed_crc32(r, zlib.crc32(mv[off:off + n]))
             if rc < 0:

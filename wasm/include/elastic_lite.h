@@ -210,6 +210,10 @@ EL_API double el_reader_offset(const el_reader *r);
 EL_API double el_reader_length(const el_reader *r);
 EL_API int el_reader_feed(el_reader *r, const uint8_t *p, size_t n);
 EL_API int el_reader_feed_crc32(el_reader *r, uint32_t crc);
+/* Instead of exactly the range asked: bytes [offset, offset+n) that hold it. The reader
+ * answers that request and every later one inside them (content CRCs too, computed here)
+ * before it returns; one call per window instead of one per request. */
+EL_API int el_reader_feed_window(el_reader *r, double offset, const uint8_t *p, size_t n);
 EL_API el_result *el_reader_result(el_reader *r); /* NULL before EL_NEED_DONE or out of memory */
 EL_API const char *el_reader_error(const el_reader *r); /* why the last feed was refused */
 EL_API void el_reader_free(el_reader *r);

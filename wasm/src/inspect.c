@@ -78,13 +78,7 @@ el_result *el_inspect(const uint8_t *buf, size_t len, int flags) {
   el_reader *r = el_reader_new((double)n, flags & (EL_INSPECT_VALIDATE | EL_INSPECT_HEADERS_ONLY),
                                (double)(n > 64 ? n : 64));
   if (!r) return NULL;
-  for (int k; (k = el_reader_next(r)) != EL_NEED_DONE;) {
-    size_t off = (size_t)el_reader_offset(r), want = (size_t)el_reader_length(r);
-    if (k == EL_NEED_CRC32)
-      el_reader_feed_crc32(r, el_crc32(0, buf + off, want));
-    else
-      el_reader_feed(r, buf + off, want);
-  }
+  if (el_reader_next(r) != EL_NEED_DONE) el_reader_feed_window(r, 0, buf, n); /* answers all */
   el_result *res = el_reader_result(r);
   el_reader_free(r);
   return res;

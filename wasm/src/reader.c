@@ -1091,6 +1091,36 @@ int el_reader_feed_crc32(el_reader *r, uint32_t crc) {
   return EL_OK;
 }
 
+/* Answers, from bytes [offset, offset+n) the caller holds, the request now asked and every
+ * later one that falls inside them (content CRCs included: those bytes are here anyway). */
+int el_reader_feed_window(el_reader *r, double offset, const uint8_t *p, size_t n) {
+  if (!r) return EL_EINVAL;
+  uint64_t w = offset >= 0 && offset <= (double)EL_MAX_LENGTH ? (uint64_t)offset : UINT64_MAX;
+  if (r->want == EL_NEED_DONE) {
+    el_fmt(r->misuse, sizeof r->misuse, "the reader asks for nothing (it is done)");
+    return EL_ESTATE;
+  }
+  if (!p || w > r->want_off || r->want_off - w > n || r->want_len > n - (r->want_off - w)) {
+    el_fmt(r->misuse, sizeof r->misuse,
+           "the window does not hold what the reader asked for (%u bytes at offset %u)",
+           r->want_len, r->want_off);
+    return EL_EINVAL;
+  }
+  while (r->want != EL_NEED_DONE && r->want_off >= w && r->want_off - w <= n &&
+         r->want_len <= n - (r->want_off - w)) {
+    const uint8_t *q = p + (r->want_off - w);
+    if (r->want == EL_NEED_CRC32) {
+      r->answered_crc = el_crc32(0, q, (size_t)r->want_len);
+      run(r, NULL, 0);
+    } else {
+      r->want = EL_NEED_DONE;
+      run(r, q, (size_t)r->want_len);
+    }
+    drive(r);
+  }
+  return EL_OK;
+}
+
 /* inspect.c writes the report from these. */
 int el_reader_report(el_reader *r, el_buf *b) {
   if (r->want != EL_NEED_DONE || r->st != S_DONE) return 0;

@@ -65,6 +65,39 @@ typedef struct {
   uint64_t off, len;
 } range;
 
+/* Reads via el_reader, answering each request with a window of `window` bytes from where
+ * it starts (el_reader_feed_window: the reader serves later requests inside it itself). */
+static char *read_windowed(const uint8_t *file, size_t n, int flags, double chunk, size_t window) {
+  el_reader *r = el_reader_new((double)n, flags, chunk);
+  CHECK(r);
+  size_t steps = 0;
+  for (int k; (k = el_reader_next(r)) != EL_NEED_DONE;) {
+    size_t off = (size_t)el_reader_offset(r), len = (size_t)el_reader_length(r);
+    if (k == EL_NEED_CRC32 && len > window) { /* too big for a window: the caller's CRC */
+      CHECK(el_reader_feed_crc32(r, el_crc32(0, file + off, len)) == 0);
+      continue;
+    }
+    size_t give = len > window ? len : window;
+    if (give > n - off) give = n - off;
+    uint8_t *copy = malloc(give);
+    memcpy(copy, file + off, give);
+    CHECK(el_reader_feed_window(r, (double)off, copy, give) == 0);
+    if (el_reader_next(r) != EL_NEED_DONE && el_reader_offset(r) > 0) { /* misses the start */
+      uint8_t one = 0;
+      CHECK(el_reader_feed_window(r, el_reader_offset(r) - 1, &one, 1) == EL_EINVAL);
+    }
+    free(copy);
+    if (++steps > 8 * n + 64) {
+      fprintf(stderr, "reader asks forever (windows)\n");
+      check_failures++;
+      break;
+    }
+  }
+  char *j = dup_json(el_reader_result(r));
+  el_reader_free(r);
+  return j;
+}
+
 /* Reads via el_reader in the given chunk size; records the byte ranges it asked for. */
 static char *read_pulled(const uint8_t *file, size_t n, int flags, double chunk, range *asked,
                          size_t *nasked, size_t cap) {
@@ -137,6 +170,16 @@ static void reader_same(const uint8_t *file, size_t n, const char *what) {
                       (unsigned long long)bufs[b].off);
               check_failures++;
             }
+        free(part);
+      }
+      static const size_t windows[] = {100, 5000};
+      for (size_t w = 0; w < sizeof windows / sizeof *windows; w++) {
+        char *part = read_windowed(file, n, flag_sets[f], chunks[c], windows[w]);
+        if (strcmp(whole, part)) {
+          fprintf(stderr, "%s, flags %d, chunk %.0f, windows of %zu:\n  whole: %s\n  pulled: %s\n",
+                  what, flag_sets[f], chunks[c], windows[w], whole, part);
+          check_failures++;
+        }
         free(part);
       }
     }
