@@ -46,8 +46,10 @@ typedef enum { ST_OK, ST_NEED, ST_ERR, ST_DONE } step;
  * where it is a constant, their own switch on it disappears (one branch per opcode). */
 #if defined(__GNUC__)
 #define FAMILY static inline __attribute__((always_inline)) step
+#define COLD __attribute__((cold, noinline)) /* errors and requests: off the hot path */
 #else
 #define FAMILY static step
+#define COLD
 #endif /* DONE: STOP ended the stream */
 enum { M_OPS, M_UTF8 }; /* walking opcodes / inside a long UTF-8 string's content */
 
@@ -86,7 +88,7 @@ static const uint8_t *at(const el_pv *v, uint64_t x) {
 
 /* ---- outcomes ----------------------------------------------------------------------------- */
 
-static step fail(el_pv *v, const char *fmt, ...) {
+COLD static step fail(el_pv *v, const char *fmt, ...) {
   el_pickle_report *r = &v->r;
   v->done = 1;
   if (!r->ok) return ST_ERR;
@@ -105,14 +107,14 @@ static step fail(el_pv *v, const char *fmt, ...) {
   return ST_ERR;
 }
 
-static step nomem(el_pv *v, const char *what) {
+COLD static step nomem(el_pv *v, const char *what) {
   fail(v, "out of memory while validating (%s)", what);
   v->r.nomem = 1;
   return ST_ERR;
 }
 
 /* Asks for a window starting at off holding at least len bytes (within the stream). */
-static step need(el_pv *v, uint64_t off, uint64_t len) {
+COLD static step need(el_pv *v, uint64_t off, uint64_t len) {
   v->need_off = off;
   v->need_len = len < v->n - off ? len : v->n - off;
   if (!v->need_len) v->need_len = 1;
