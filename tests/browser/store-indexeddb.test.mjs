@@ -1,0 +1,313 @@
+// IndexedDBStore in real Chromium: the browser's own IndexedDB, Web Locks, quota and crashes.
+// Pages of one origin (the test server) share one database, as tabs do.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launchChromium } from './helpers/chromium.mjs';
+import { startTestServer } from './helpers/server.mjs';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+let srv;
+let browser;
+
+const MOUNTS = {
+  '/js/': path.join(ROOT, 'js'),
+  '/page/': path.join(ROOT, 'tests/browser/store-page'),
+  '/v1/': path.join(ROOT, 'tests/node/store-fixtures/v1'),
+};
+
+before(async () => {
+  srv = await startTestServer({ mounts: MOUNTS });
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  await srv?.close();
+});
+
+/** CPU ticks used so far by each renderer process of OUR Chromium (its --user-data-dir). */
+function rendererTicks() {
+  const out = new Map();
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      // Zygote-forked processes rewrite their command line into one space-separated string.
+      const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
+      if (!args.includes('--type=renderer') || !args.includes(`--user-data-dir=${browser.userDataDir}`)) continue;
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(pid), Number(fields[11]) + Number(fields[12])); // utime + stime
+    } catch { /* gone meanwhile */ }
+  }
+  return out;
+}
+
+/** Kills (SIGKILL) the one renderer of our Chromium that is spinning: a tab made to hang. */
+async function killSpinningRenderer() {
+  const before = rendererTicks();
+  await new Promise((r) => { setTimeout(r, 500); });
+  const spent = [...rendererTicks()].map(([pid, t]) => [pid, t - (before.get(pid) ?? t)]).sort((x, y) => y[1] - x[1]);
+  assert.ok(spent.length && spent[0][1] >= 20 && (spent.length === 1 || spent[1][1] < spent[0][1] / 4),
+    `one renderer must be spinning: ${JSON.stringify(spent)}`);
+  process.kill(spent[0][0], 'SIGKILL');
+}
+
+async function openPage() {
+  const page = await browser.context.newPage();
+  await page.goto(new URL('/page/index.html', srv.url).href);
+  return page;
+}
+
+test('records shared between checkpoints, deletes and retention in real IndexedDB', async () => {
+  const page = await openPage();
+  const out = await page.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const h = await import('/page/checks.mjs');
+    const store = new IndexedDBStore({ dbName: 'basics', chunkSize: 1 << 16, keepLast: 2 });
+    const shared = h.payload(300_000, 1);
+    const files = [1, 2, 3].map((i) => h.formatTwo([shared, h.payload(1000, i + 1)], i));
+    for (const [i, f] of files.entries()) await store.put(`cp${i}`, f, { notebook: 'n', createdMs: i });
+    const listed = (await store.list()).map((e) => e.name);
+    const back = await store.get('cp2');
+    const stats = await store.stats();
+    const issues = await h.problems(store, { cp1: [files[1]], cp2: [files[2]] });
+    await store.delete('cp1'); await store.delete('cp2');
+    const empty = await store.stats();
+    await store.close();
+    return { listed, same: h.sameBytes(back.bytes, files[2]), stats, issues, empty };
+  });
+  assert.deepEqual(out.listed, ['cp2', 'cp1'], 'keepLast 2 expired cp0');
+  assert.equal(out.same, true);
+  assert.deepEqual(out.stats, { checkpoints: 2, records: 3, recordBytes: 300_032 + 2 * 1024 }, 'the shared record once');
+  assert.deepEqual(out.issues, []);
+  assert.deepEqual(out.empty, { checkpoints: 0, records: 0, recordBytes: 0 });
+  await page.close();
+});
+
+test('upgrade: checkpoints saved by the schema-v1 store (0.1) survive, byte for byte', async () => {
+  const page = await openPage();
+  const out = await page.evaluate(async () => {
+    const h = await import('/page/checks.mjs');
+    const v1 = new (await import('/v1/indexeddb.mjs')).IndexedDBStore({ dbName: 'upgrade', chunkSize: 1 << 16 });
+    const saved = { big: h.payload(500_000, 1), small: h.payload(100, 2), twin: h.payload(100, 2) };
+    for (const [name, bytes] of Object.entries(saved)) await v1.put(name, bytes, { notebook: 'a.ipynb', createdMs: bytes.byteLength, names: [name] });
+    const before = await v1.list();
+    await v1.close();
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const store = new IndexedDBStore({ dbName: 'upgrade' });
+    const after = await store.list();
+    const same = [];
+    for (const [name, bytes] of Object.entries(saved)) same.push(h.sameBytes((await store.get(name)).bytes, bytes));
+    const raw = await h.rawDump('upgrade');
+    const issues = await h.problems(store, Object.fromEntries(Object.entries(saved).map(([k, v]) => [k, [v]])));
+    await store.close();
+    return { before, after, same, v1Chunks: raw.chunks.length, records: raw.records.length, issues };
+  });
+  assert.deepEqual(out.after, out.before, 'the same list and metadata');
+  assert.deepEqual(out.same, [true, true, true]);
+  assert.equal(out.v1Chunks, 0);
+  assert.equal(out.records, 2, '"small" and "twin" share their record');
+  assert.deepEqual(out.issues, []);
+  await page.close();
+});
+
+test('the transaction aborted at each write: every listed checkpoint stays whole, the counts exact', async () => {
+  const page = await openPage();
+  const out = await page.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const h = await import('/page/checks.mjs');
+    const shared = h.payload(150_000, 1);
+    const v = { old: h.formatTwo([shared, h.payload(70_000, 2)], 1), neu: h.formatTwo([shared, h.payload(90_000, 3)], 2),
+      other: h.formatTwo([shared, h.payload(500, 4)], 3) };
+    const versions = { nb: [v.old, v.neu], other: [v.other] };
+    const put = IDBObjectStore.prototype.put;
+    const report = [];
+    for (let failAt = 1; failAt < 200; failAt += 1) {
+      const dbName = `abort-${failAt}`;
+      const store = new IndexedDBStore({ dbName, chunkSize: 1 << 15, orphanGraceMs: 0 });
+      await store.put('nb', v.old, { createdMs: 1 });
+      await store.put('other', v.other, { createdMs: 2 });
+      let writes = 0;
+      IDBObjectStore.prototype.put = function aborting(...args) {
+        writes += 1;
+        if (writes === failAt) this.transaction.abort();
+        return put.apply(this, args);
+      };
+      let failed = null;
+      try {
+        await store.put('nb', v.neu, { createdMs: 3 });         // overwrite: frees the old record
+        await store.delete('other');
+      } catch (err) { failed = err.message; } finally { IDBObjectStore.prototype.put = put; }
+      await store.close();
+      const again = new IndexedDBStore({ dbName, orphanGraceMs: 0 });
+      const issues = await h.problems(again, versions);
+      await again.sweep();
+      const unused = (await h.rawDump(dbName)).records.filter((r) => r.refs === 0).length;
+      const names = (await again.list()).map((e) => e.name);
+      await again.close();
+      await new Promise((r) => { const d = indexedDB.deleteDatabase(dbName); d.onsuccess = r; d.onerror = r; });
+      report.push({ failAt, failed, issues, unused, names });
+      if (!failed) break;
+    }
+    return report;
+  });
+  const last = out.at(-1);
+  assert.equal(last.failed, null, 'the run without a failure ends the loop');
+  assert.deepEqual(last.names, ['nb']);
+  assert.ok(out.length > 10, `${out.length - 1} writes, each aborted once`);
+  for (const r of out) {
+    assert.deepEqual(r.issues, [], `abort at write ${r.failAt}`);
+    assert.equal(r.unused, 0, `abort at write ${r.failAt}: nothing unused after the sweep`);
+    if (r.failed) assert.match(r.failed, /failed \(.*\); (the previous checkpoint of that name, if any, is unchanged|it is still stored, unchanged)\./);
+  }
+  await page.close();
+});
+
+test('quota: the browser refuses a write, the message says so, the earlier checkpoint is whole', async () => {
+  // Chromium applies a quota override only to an origin whose storage is not open yet: this
+  // test gets an origin of its own (another port).
+  const own = await startTestServer({ mounts: MOUNTS });
+  try {
+    const page = await browser.context.newPage();
+    const origin = new URL(own.url).origin;
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin, quotaSize: 6 * 1024 * 1024 });
+    await page.goto(`${origin}/page/index.html`);
+    const out = await page.evaluate(async () => {
+      const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+      const h = await import('/page/checks.mjs');
+      const store = new IndexedDBStore({ dbName: 'quota' });
+      const first = h.formatTwo([h.noise(1 << 20)]);
+      await store.put('q', first, { createdMs: 1 });
+      const err = await store.put('q', h.formatTwo([h.noise(16 << 20)]), { createdMs: 2 }).then(() => null, (e) => e);
+      const issues = await h.problems(store, { q: [first] });
+      const stats = await store.stats();
+      await store.close();
+      return { name: err?.name, code: err?.code, message: err?.message, needed: err?.needed, issues, stats };
+    });
+    assert.equal(out.name, 'QuotaExceededError', out.message);
+    assert.equal(out.code, 'quota');
+    assert.match(out.message, /Not enough browser storage to save checkpoint "q": it needs 16777340 bytes .* Delete old checkpoints/);
+    assert.match(out.message, /The previous checkpoint "q", if any, is unchanged/);
+    assert.deepEqual(out.issues, []);
+    assert.equal(out.stats.records, 1, 'nothing of the refused write is left');
+    await page.close();
+  } finally {
+    await own.close();
+  }
+});
+
+test('two pages of one origin save one name: both succeed, one after the other; a third is told plainly', async () => {
+  const [a, b] = [await openPage(), await openPage()];
+  const lockName = 'elastic-lite:two-tabs:nb';
+  // Page A saves 24 MiB; page B starts saving the same name while A holds the lock.
+  const first = a.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const h = await import('/page/checks.mjs');
+    const store = new IndexedDBStore({ dbName: 'two-tabs' });
+    await store.put('nb', h.formatTwo([h.payload(24 << 20, 1)]), { by: 'A' });
+    return performance.timeOrigin + performance.now();
+  });
+  const second = b.evaluate(async (lockName) => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const h = await import('/page/checks.mjs');
+    while (!(await navigator.locks.query()).held.some((l) => l.name === lockName)) await new Promise((r) => setTimeout(r, 2));
+    const startedWhileHeld = performance.timeOrigin + performance.now();
+    const store = new IndexedDBStore({ dbName: 'two-tabs' });
+    await store.put('nb', h.formatTwo([h.payload(1000, 2)]), { by: 'B' });
+    return { startedWhileHeld, done: performance.timeOrigin + performance.now() };
+  }, lockName);
+  const [aDone, bTimes] = await Promise.all([first, second]);
+  assert.ok(bTimes.startedWhileHeld < aDone, 'B started while A was saving');
+  assert.ok(bTimes.done > aDone, 'B finished after A');
+  const stored = await b.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const h = await import('/page/checks.mjs');
+    const store = new IndexedDBStore({ dbName: 'two-tabs' });
+    const got = await store.get('nb');
+    const r = { by: got.meta.by, same: h.sameBytes(got.bytes, h.formatTwo([h.payload(1000, 2)])), stats: await store.stats() };
+    await store.close();
+    return r;
+  });
+  assert.deepEqual(stored, { by: 'B', same: true, stats: { checkpoints: 1, records: 1, recordBytes: 1024 } });
+
+  // A holds the name (a long checkpoint); C, with a short timeout, gets a plain "busy" error.
+  await a.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    window.held = await new IndexedDBStore({ dbName: 'two-tabs' }).lock('nb');
+  });
+  const c = await openPage();
+  const refused = await c.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const store = new IndexedDBStore({ dbName: 'two-tabs', lockTimeoutMs: 300 });
+    return store.put('nb', new Uint8Array(10), {}).then(() => null, (e) => ({ code: e.code, message: e.message }));
+  });
+  assert.equal(refused.code, 'busy');
+  assert.match(refused.message, /Checkpoint "nb" is being saved by another tab, window or process right now; waited 0\.30 s/);
+  // A tab that dies gives its lock back: C can save once A is gone.
+  await a.close();
+  const saved = await c.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const store = new IndexedDBStore({ dbName: 'two-tabs', lockTimeoutMs: 5000 });
+    await store.put('nb', new Uint8Array(10), { by: 'C' });
+    return (await store.get('nb')).meta.by;
+  });
+  assert.equal(saved, 'C');
+  await b.close(); await c.close();
+});
+
+test('a tab that crashes in the middle of a save leaves every checkpoint whole', async () => {
+  const a = await openPage();
+  await a.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const h = await import('/page/checks.mjs');
+    await new IndexedDBStore({ dbName: 'crash' }).put('nb', h.formatTwo([h.payload(1000, 1)]), { createdMs: 1 });
+  });
+  // Start a 64 MiB save; at its 8th chunk the page spins (inside the transaction, requests
+  // pending) and says so; then its renderer process is killed: the transaction never commits.
+  const stuck = new Promise((resolve) => {
+    a.on('console', (msg) => { if (msg.text() === 'stuck inside the transaction') resolve(); });
+  });
+  await a.evaluate(() => {
+    window.saving = (async () => {
+      const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+      const h = await import('/page/checks.mjs');
+      const store = new IndexedDBStore({ dbName: 'crash' });
+      const orig = IDBObjectStore.prototype.put;
+      let chunks = 0;
+      IDBObjectStore.prototype.put = function stopping(...args) {
+        if (this.name === 'recordChunks' && ++chunks === 8) {
+          console.log('stuck inside the transaction');
+          for (;;) { /* until the crash */ }
+        }
+        return orig.apply(this, args);
+      };
+      await store.put('nb', h.formatTwo([h.payload(64 << 20, 2)]), { createdMs: 2 });
+    })();
+  });
+  await stuck;
+  const crashed = new Promise((resolve) => { a.once('crash', resolve); });
+  await killSpinningRenderer();
+  await crashed;
+  const b = await openPage();
+  const out = await b.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const h = await import('/page/checks.mjs');
+    const store = new IndexedDBStore({ dbName: 'crash', orphanGraceMs: 0, lockTimeoutMs: 5000 });
+    const before = h.formatTwo([h.payload(1000, 1)]);
+    const saving = h.formatTwo([h.payload(64 << 20, 2)]);
+    // Whole as it was, or whole as it was being saved (if the crash came after the commit).
+    const issues = await h.problems(store, { nb: [before, saving] });
+    const which = h.sameBytes((await store.get('nb')).bytes, before) ? 'before' : 'saving';
+    await store.sweep();
+    const stats = await store.stats();
+    await store.put('nb', h.formatTwo([h.payload(10, 3)]), { createdMs: 3 }); // its lock was given back
+    return { issues, which, stats, after: (await store.list()).map((e) => e.meta.createdMs) };
+  });
+  assert.deepEqual(out.issues, []);
+  assert.equal(out.which, 'before', 'the crash came inside the transaction');
+  assert.deepEqual(out.stats, { checkpoints: 1, records: 1, recordBytes: 1024 }, 'nothing of the crashed save is left');
+  assert.deepEqual(out.after, [3]);
+  await b.close();
+});
