@@ -21,6 +21,7 @@ import struct
 import sys
 import time
 
+from . import _history
 from ._report import checkpoint_meta
 from ._restore import load_snapshot
 from ._snapshot import SnapshotStream, snapshot
@@ -747,12 +748,15 @@ def _cell_meta(cell):
 
 
 async def checkpoint(name=None, namespace=None, names=None, notebook=None, progress=None, cell=None,
-                     history=None, manifest=None):
+                     history=None, manifest=None, incremental=True):
     """Snapshot the namespace into the store under `name`; returns the Snapshot (its `.size`;
     `.data` is None: the file went to the store part by part, never whole in memory, when the
     store takes records). `notebook` (default: the one given to set_notebook()) goes into the
     entry's metadata, and `cell` ({executionCount, firstLine, timeMs}: the cell that led to this
-    state) as meta.cell; `history` and `manifest` as for SnapshotStream.
+    state) as meta.cell; `history` and `manifest` as for SnapshotStream. With `incremental`
+    (the default), a group unchanged since this kernel's previous checkpoint into this store is
+    not sent again (and, where it can be proven without pickling, not pickled again): the entry
+    names the record the store holds (see _history.py); `.reuse` of the result says how much.
 
     The writer lock of `name` is held from before the snapshot until the checkpoint is
     committed, so two kernels saving one name save one after the other (the second waits, or
@@ -777,8 +781,12 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
         return snap
     held = await store.lock(name)
     try:
-        stream = SnapshotStream(namespace, names, progress, history, manifest)
+        # Inside the lock: the records it finds are pinned (has_records) right before use.
+        reuse = await _history.prepare(store, namespace, incremental=incremental)
+        stream = SnapshotStream(namespace, names, progress, history, manifest, reuse=reuse)
         await write_parts(store, name, stream, lambda: meta_of(stream.snapshot))
+        if reuse is not None:
+            await reuse.committed(store, name, stream.record_count)
     finally:
         await held.release()
     return stream.snapshot

@@ -259,3 +259,37 @@ def test_a_second_checkpoint_stores_only_what_changed():
         assert run(el.restore("a", namespace=fresh)).ok and fresh["small"] == 1 and fresh["big"] == ns["big"]
     finally:
         el.set_store(None)
+
+
+def test_checkpoint_does_not_send_an_unchanged_group_again():
+    store = MemoryStore()
+    sent = []
+    real = store.put_records
+
+    async def counting(records):
+        sent.append(sum(sum(memoryview(p).nbytes for p in (r if isinstance(r, (list, tuple)) else [r])) for r in records))
+        return await real(records)
+    store.put_records = counting
+    el.set_store(store)
+    try:
+        ns = {"big": bytearray(3_000_000), "small": [1, 2]}
+        first = run(el.checkpoint("a", namespace=ns))
+        assert sum(sent) > 3_000_000
+        sent.clear()
+        ns["small"].append(3)
+        second = run(el.checkpoint("b", namespace=ns))
+        assert sum(sent) < 100_000, f"{sum(sent)} bytes sent for a change of one list"
+        assert second.reuse["reused_bytes"] >= 3_000_000
+        ns["big"][1_234_567] = 1  # one byte of the big buffer: seen, written again
+        run(el.checkpoint("c", namespace=ns))
+        assert sum(sent) > 3_000_000
+        for name, small, byte in (("a", [1, 2], 0), ("b", [1, 2, 3], 0), ("c", [1, 2, 3], 1)):
+            fresh = {}
+            assert run(el.restore(name, namespace=fresh)).ok
+            assert fresh["small"] == small and fresh["big"][1_234_567] == byte
+        assert first.reuse["reused_bytes"] == 0
+        sent.clear()
+        run(el.checkpoint("d", namespace=ns, incremental=False))
+        assert sum(sent) > 3_000_000, "incremental=False writes every record"
+    finally:
+        el.set_store(None)
