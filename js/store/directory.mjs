@@ -2,7 +2,8 @@
 //
 //   <dir>/entries/<stem>.json   one checkpoint: {format, version, name, size, head, records:
 //                               [{key, length}], tail, meta} (head and tail base64)
-//   <dir>/records/<key>         one record's bytes, named by its key (SHA-256, see common.mjs)
+//   <dir>/records/<key>         one record's bytes, named by its key (SHA-256, see common.mjs);
+//                               <key>.damaged marks one whose bytes were found changed
 //   <dir>/locks/<stem>.lock     the writer lock of one checkpoint name, held for a whole write
 //   <dir>/store.lock            held for the short steps that change what records are used
 //   <dir>/retention.json        retention settings: {default, notebooks: {path: policy}}
@@ -27,7 +28,7 @@ import { randomBytes } from 'node:crypto';
 import {
   checkName, plainMeta, toBytes, byNewest, splitContainer, prepareRecords, checkEntry, distinctKeys,
   isRecordKey, missingRecordError, storeError, checkRetention, defaultRetention, expiredByRetention,
-  DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS,
+  recordKey, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS,
 } from './common.mjs';
 import { acquireLockFile, breakStale, readHolder, pidAlive } from './lockfile.mjs';
 
@@ -195,13 +196,15 @@ export class DirectoryStore {
       for (const r of unique) {
         const file = this._recordFile(r.key);
         const st = await fs.stat(file).catch(() => null);
-        if (st && st.isFile() && st.size === r.length) await fs.utimes(file, now, now);
-        else out.push(r); // absent, or damaged (wrong size): written again
+        const damaged = await fs.stat(`${file}.damaged`).then(() => true, () => false);
+        if (st && st.isFile() && st.size === r.length && !damaged) await fs.utimes(file, now, now);
+        else out.push(r); // absent, or damaged: written again (which repairs its checkpoints)
       }
       return out;
     });
     await eachLimited(missing, IO_IN_FLIGHT, (r) => this._writeFile('records', this._recordFile(r.key), r.pieces));
     if (missing.length) await this._syncDir('records');
+    await Promise.all(missing.map((r) => fs.rm(`${this._recordFile(r.key)}.damaged`, { force: true })));
     return missing.map((r) => r.key);
   }
 
@@ -212,6 +215,7 @@ export class DirectoryStore {
     return this._withStoreLock(async () => {
       const now = new Date();
       return Promise.all(list.map(async (k) => {
+        if (await fs.stat(`${this._recordFile(k)}.damaged`).then(() => true, () => false)) return false;
         try { await fs.utimes(this._recordFile(k), now, now); return true; } catch { return false; }
       }));
     });
@@ -308,6 +312,7 @@ export class DirectoryStore {
       if (!st) continue;
       if (!ignorePins && Date.now() - st.mtimeMs < this.orphanGraceMs) continue;
       await fs.rm(file, { force: true });
+      await fs.rm(`${file}.damaged`, { force: true });
       freed += 1;
     }
     if (freed) await this._syncDir('records');
@@ -524,9 +529,37 @@ export class DirectoryStore {
           await breakStale(file, await readHolder(file));
         }
       }
-      const records = (await this._readdir('records')).filter(isRecordKey);
+      const files = await this._readdir('records');
+      const records = files.filter(isRecordKey);
+      const present = new Set(records);
+      for (const f of files.filter((x) => x.endsWith('.damaged') && !present.has(x.slice(0, -8)))) {
+        await fs.rm(path.join(this.dir, 'records', f), { force: true }); // its record is gone
+      }
       return this._freeUnused(records);
     });
+  }
+
+  /**
+   * Reads each record back and checks it against its key: {checked, damaged: [key...]}. A
+   * damaged one is marked (<key>.damaged): hasRecords() then says it is not stored and the next
+   * putRecords() of its true bytes rewrites it, repairing every checkpoint that names it.
+   */
+  async verifyRecords(keys) {
+    const list = [...new Set(keys)];
+    const damaged = [];
+    for (const key of list) {
+      if (!isRecordKey(key)) throw new Error(`Not a record key: ${JSON.stringify(key)}.`);
+      let bytes;
+      try { bytes = asView(await fs.readFile(this._recordFile(key))); } catch (err) {
+        if (err.code === 'ENOENT') continue;
+        throw err;
+      }
+      if (await recordKey(bytes) !== key) {
+        await fs.writeFile(`${this._recordFile(key)}.damaged`, '');
+        damaged.push(key);
+      }
+    }
+    return { checked: list.length, damaged };
   }
 
   /** Frees those of `keys` that no entry names, pinned or not (a writer giving up its records). */

@@ -395,7 +395,7 @@ export async function holdLock(lockName, { timeoutMs = DEFAULT_LOCK_TIMEOUT_MS, 
 //                   { name, v: 2, notebook?, createdMs, size, meta }   what list() reads
 //   "bodies"        keyPath "name"          { name, head, records: [{key, length}], tail }
 //   "records"       keyPath "key", index "refs"
-//                   { key, length, chunkSize, chunkCount, refs, pinnedMs }
+//                   { key, length, chunkSize, chunkCount, refs, pinnedMs, damaged? }
 //   "recordChunks"  keyPath ["key", "seq"]  { key, seq, data: Uint8Array }  (chunk seq holds
 //                   bytes [seq * chunkSize, ...) of the record)
 //   "settings"      keyPath "id"            { id: "retention" | "retention:<notebook>", policy }
@@ -646,8 +646,8 @@ export class IndexedDBStore {
       const store = tx.objectStore(RECORDS);
       const rows = await Promise.all(list.map((k) => req(store.get(k))));
       const pinnedMs = Date.now();
-      for (const row of rows) if (row) store.put({ ...row, pinnedMs });
-      return rows.map((r) => !!r);
+      for (const row of rows) if (row && !row.damaged) store.put({ ...row, pinnedMs });
+      return rows.map((r) => !!r && !r.damaged);
     });
   }
 
@@ -703,11 +703,12 @@ export class IndexedDBStore {
       const row = rows[i];
       if (writing.has(r.key)) return;
       writing.add(r.key);
-      if (row && row.length === r.length) {
+      if (row && row.length === r.length && !row.damaged) {
         store.put({ ...row, pinnedMs }); // keeps it from a concurrent delete or sweep until commit
         return;
       }
-      // A row whose length differs from its key's is damage: rewrite the record whole.
+      // A record found damaged (verifyRecords), or whose length differs from its key's: these
+      // are its true bytes, rewrite it whole (every checkpoint using it is repaired).
       if (row) for (let seq = 0; seq < row.chunkCount; seq += 1) chunks.delete([r.key, seq]);
       let seq = 0;
       for (const data of slices(r.pieces, this.chunkSize)) {
@@ -925,6 +926,31 @@ export class IndexedDBStore {
       for (const row of freed) freeRecord(counts.records, counts.chunks, row);
       return freed.length;
     });
+  }
+
+  /**
+   * Reads each record back and checks it against its key: {checked, damaged: [key...]}. A
+   * damaged record (its bytes changed inside the browser's storage) is shared by every
+   * checkpoint naming it; it is marked so that hasRecords() says it is not stored and the next
+   * putRecords() of its true bytes rewrites it, which repairs all of them.
+   */
+  async verifyRecords(keys) {
+    const list = [...new Set(keys)];
+    const damaged = [];
+    for (const key of list) {
+      if (!isRecordKey(key)) throw new Error(`Not a record key: ${JSON.stringify(key)}.`);
+      const bytes = await this.readRecords([key]).then(([b]) => b, (err) => (err.code === 'missing-record' ? null : undefined));
+      if (bytes === null) continue; // not stored: nothing to check
+      if (bytes === undefined || await recordKey(bytes) !== key) damaged.push(key);
+    }
+    if (damaged.length) {
+      const db = await this._open();
+      await inTransaction(db, [RECORDS], 'readwrite', async (tx) => {
+        const store = tx.objectStore(RECORDS);
+        for (const row of await Promise.all(damaged.map((k) => req(store.get(k))))) if (row) store.put({ ...row, damaged: true });
+      });
+    }
+    return { checked: list.length, damaged };
   }
 
   /**

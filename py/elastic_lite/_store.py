@@ -201,6 +201,7 @@ class MemoryStore:
         self.lock_timeout = lock_timeout
         self.orphan_grace = orphan_grace
         self._records = {}   # key -> [bytes, refs, pinned_at (monotonic seconds, 0: not pinned)]
+        self._damaged = set()  # keys whose bytes were found changed (verify_records)
         self._entries = {}   # name -> {"head", "records", "tail", "meta", "size", "seq"}
         self._settings = {}  # notebook (None: default) -> policy
         self._locks = {}
@@ -227,8 +228,9 @@ class MemoryStore:
             pieces = _pieces(record)
             key = record_key(pieces)
             known = self._records.get(key)
-            if known is None:
-                self._records[key] = [b"".join(pieces), 0, now]
+            if known is None or key in self._damaged:
+                self._records[key] = [b"".join(pieces), known[1] if known else 0, now]
+                self._damaged.discard(key)
             else:
                 known[2] = now
             keys.append(key)
@@ -238,10 +240,20 @@ class MemoryStore:
         now, out = time.monotonic(), []
         for key in keys:
             rec = self._records.get(_check_key(key))
-            if rec is not None:
+            if rec is not None and key not in self._damaged:
                 rec[2] = now
-            out.append(rec is not None)
+                out.append(True)
+            else:
+                out.append(False)
         return out
+
+    async def verify_records(self, keys):
+        """{"checked", "damaged"}: records whose bytes no longer match their key are marked;
+        has_records() then says False and the next put_records() of their bytes rewrites them."""
+        checked = list(dict.fromkeys(keys))
+        damaged = [k for k in checked if k in self._records and record_key(self._records[k][0]) != k]
+        self._damaged.update(damaged)
+        return {"checked": len(checked), "damaged": damaged}
 
     async def commit(self, name, entry, retention=...):
         _check_name(name)
@@ -546,6 +558,12 @@ class JsStore:
         except Exception as exc:
             raise self._error(f"delete {name!r}", exc) from None
 
+    async def verify_records(self, keys):
+        try:
+            return _plain(await self.proxy.verifyRecords(self._to_js(list(keys))))
+        except Exception as exc:
+            raise self._error("check records", exc) from None
+
     async def discard_records(self, keys):
         try:
             return await self.proxy.discardRecords(self._to_js(list(keys)))
@@ -811,7 +829,30 @@ async def restore(name=None, namespace=None, trust=False):
                          f"{', '.join(map(repr, names)) or 'none'}")
     report = load_snapshot(entry["bytes"], namespace=namespace, trust=trust)
     report.name = name
+    await check_damage(store, name, report)
     return report
+
+
+_DAMAGE_CODES = ("checksum", "truncated", "structure")
+
+
+async def check_damage(store, name, report):
+    """After a restore that found damaged records: have the store check the checkpoint's
+    records against their keys. A record changed inside the store is shared by every checkpoint
+    naming it; once marked, the next checkpoint that holds the same values writes it again,
+    which repairs them all. Returns the damaged keys (best effort: [] when the store cannot
+    tell)."""
+    if not any(f.get("code") in _DAMAGE_CODES for f in report.failed):
+        return []
+    verify = getattr(store, "verify_records", None)
+    if verify is None or (isinstance(store, JsStore) and not hasattr(store.proxy, "verifyRecords")):
+        return []
+    try:
+        entry = await store.get_entry(name)
+        result = await verify([r["key"] for r in (entry or {}).get("records") or []])
+    except Exception:
+        return []
+    return list(result.get("damaged") or [])
 
 
 async def list_checkpoints(notebook=None):

@@ -196,6 +196,8 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
         if n in where else {"name": n, "type": type_name(ns.get(n))}
         for n in rep.restored]
     report["problems"] = rep.problems()
+    if report["source"] == "store":  # damage inside the store: marked, repaired by the next checkpoint
+        await _store.check_damage(await _store.get_store(), report["name"], rep)
     report.update(ok=rep.ok, modules=rep.modules, skipped=rep.skipped, inspection=info,
                   warnings=[*rep.warnings])
     return report

@@ -72,15 +72,29 @@ test('records shared between checkpoints, deletes and retention in real IndexedD
     const back = await store.get('cp2');
     const stats = await store.stats();
     const issues = await h.problems(store, { cp1: [files[1]], cp2: [files[2]] });
+    // One bit of the shared record flips inside IndexedDB: found, then repaired by a write.
+    const key = (await store.getEntry('cp1')).records[0].key;
+    const db = await store._open();
+    await new Promise((resolve) => {
+      const tx = db.transaction('recordChunks', 'readwrite');
+      const g = tx.objectStore('recordChunks').get([key, 2]);
+      g.onsuccess = () => { g.result.data[7] ^= 1; tx.objectStore('recordChunks').put(g.result); };
+      tx.oncomplete = resolve;
+    });
+    const found = await store.verifyRecords([key]);
+    await store.put('cp1', files[1], { notebook: 'n', createdMs: 1 });
+    const repaired = h.sameBytes((await store.get('cp2')).bytes, files[2]);
     await store.delete('cp1'); await store.delete('cp2');
     const empty = await store.stats();
     await store.close();
-    return { listed, same: h.sameBytes(back.bytes, files[2]), stats, issues, empty };
+    return { listed, same: h.sameBytes(back.bytes, files[2]), stats, issues, empty, found: found.damaged.length, repaired };
   });
   assert.deepEqual(out.listed, ['cp2', 'cp1'], 'keepLast 2 expired cp0');
   assert.equal(out.same, true);
   assert.deepEqual(out.stats, { checkpoints: 2, records: 3, recordBytes: 300_032 + 2 * 1024 }, 'the shared record once');
   assert.deepEqual(out.issues, []);
+  assert.equal(out.found, 1, 'verifyRecords finds the flipped bit');
+  assert.equal(out.repaired, true, 'a write of the true bytes repairs the other checkpoint too');
   assert.deepEqual(out.empty, { checkpoints: 0, records: 0, recordBytes: 0 });
   await page.close();
 });

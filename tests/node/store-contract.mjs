@@ -93,6 +93,30 @@ export async function assertWhole(store, versions) {
   return listed.map((e) => e.name).sort();
 }
 
+/**
+ * Changes one byte of a stored record behind the store's back, as disk or browser damage
+ * would: where each kind of store keeps it.
+ */
+async function damageRecord(store, key) {
+  if (store._records instanceof Map) { store._records.get(key).bytes[100] ^= 1; return; } // MemoryStore
+  if (store.dir) { // DirectoryStore
+    const fs = await import('node:fs/promises');
+    const file = `${store.dir}/records/${key}`;
+    const bytes = await fs.readFile(file);
+    bytes[100] ^= 1;
+    await fs.writeFile(file, bytes);
+    return;
+  }
+  const db = await store._open(); // IndexedDBStore
+  await new Promise((resolve, reject) => {
+    const tx = db.transaction('recordChunks', 'readwrite');
+    const chunks = tx.objectStore('recordChunks');
+    const get = chunks.get([key, 0]);
+    get.onsuccess = () => { const c = get.result; c.data[100] ^= 1; chunks.put(c); };
+    tx.oncomplete = resolve; tx.onerror = () => reject(tx.error);
+  });
+}
+
 export function storeContract(label, makeStore) {
   test(`${label}: round trip keeps bytes and metadata`, async () => {
     const store = await makeStore();
@@ -344,6 +368,27 @@ export function storeContract(label, makeStore) {
     assert.equal(await store.sweep(), 1);
     assert.deepEqual(await store.stats(), { checkpoints: 1, records: 1, recordBytes: 128 });
     assert.deepEqual((await store.get('kept')).bytes, formatTwo([payload(100, 1)]).bytes);
+    await store.close();
+  });
+
+  test(`${label}: a record damaged in storage is found by verifyRecords and repaired by the next write of its bytes`, async () => {
+    const store = await makeStore();
+    const shared = payload(5000, 1);
+    const a = formatTwo([shared, payload(10, 2)], { seed: 1 });
+    const b = formatTwo([shared, payload(20, 3)], { seed: 2 });
+    await store.put('a', a.bytes, {});
+    await store.put('b', b.bytes, {});
+    const key = (await store.getEntry('a')).records[0].key;
+    assert.deepEqual(await store.verifyRecords([key]), { checked: 1, damaged: [] });
+    await damageRecord(store, key); // one byte of the shared record changes where it is stored
+    assert.notDeepEqual((await store.get('b')).bytes, b.bytes, 'both checkpoints share the damage');
+    assert.deepEqual(await store.verifyRecords([key, 'c'.repeat(64)]), { checked: 2, damaged: [key] });
+    assert.deepEqual(await store.hasRecords([key]), [false], 'a writer must send it again');
+    await store.put('a', a.bytes, {}); // the true bytes again (what the next checkpoint does)
+    assert.deepEqual((await store.get('a')).bytes, a.bytes);
+    assert.deepEqual((await store.get('b')).bytes, b.bytes, 'repaired for every checkpoint using it');
+    assert.deepEqual(await store.verifyRecords([key]), { checked: 1, damaged: [] });
+    assert.deepEqual(await store.hasRecords([key]), [true]);
     await store.close();
   });
 

@@ -293,3 +293,25 @@ def test_checkpoint_does_not_send_an_unchanged_group_again():
         assert sum(sent) > 3_000_000, "incremental=False writes every record"
     finally:
         el.set_store(None)
+
+
+def test_a_restore_that_finds_damage_gets_the_record_rewritten_by_the_next_checkpoint():
+    store = MemoryStore()
+    el.set_store(store)
+    try:
+        ns = {"data": bytes(range(256)) * 1000, "n": 1}
+        run(el.checkpoint("a", namespace=ns))
+        entry = run(store.get_entry("a"))
+        big = max(entry["records"], key=lambda r: r["length"])
+        rec = store._records[big["key"]]
+        rec[0] = rec[0][:200] + bytes([rec[0][200] ^ 1]) + rec[0][201:]  # damage inside the store
+        report = run(el.restore("a", namespace={}))
+        assert not report.ok and any(f["code"] == "checksum" for f in report.failed)
+        assert run(store.has_records([big["key"]])) == [False], "marked: not offered for reuse"
+        run(el.checkpoint("b", namespace=ns))  # the same values: the record is sent and rewritten
+        for name in ("a", "b"):
+            fresh = {}
+            assert run(el.restore(name, namespace=fresh)).ok, name
+            assert fresh["data"] == ns["data"]
+    finally:
+        el.set_store(None)
