@@ -205,6 +205,25 @@ test('chunks: a record is stored in chunks of chunkSize; a view stores only what
   await store.close();
 });
 
+test('pieces of chunk size that own their buffers are stored as they are: no copy inside the store', async () => {
+  const store = new IndexedDBStore({ indexedDB: new IDBFactory(), chunkSize: CHUNK });
+  const pieces = [payload(CHUNK, 1), payload(CHUNK, 2), payload(300, 3)]; // as JsStore sends them
+  const stored = [];
+  await withWriteHook((os, value) => { if (os.name === 'recordChunks' && value) stored.push(value.data); return undefined; },
+    () => store.putRecords([pieces]));
+  assert.equal(stored.length, 3);
+  stored.forEach((data, i) => assert.equal(data.buffer, pieces[i].buffer, `chunk ${i} is the caller's memory itself`));
+  // A view into a larger buffer must be copied (structured clone would store the whole buffer).
+  const heap = payload(5 * CHUNK, 4);
+  stored.length = 0;
+  await withWriteHook((os, value) => { if (os.name === 'recordChunks' && value) stored.push(value.data); return undefined; },
+    () => store.putRecords([heap.subarray(10, 10 + CHUNK)]));
+  assert.equal(stored.length, 1);
+  assert.notEqual(stored[0].buffer, heap.buffer);
+  assert.equal(stored[0].buffer.byteLength, CHUNK);
+  await store.close();
+});
+
 // ---- failures at every write ------------------------------------------------------------------
 
 const S = payload(2500, 1);
