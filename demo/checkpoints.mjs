@@ -104,6 +104,7 @@ export class CheckpointPanel {
           level: 'ok', key: 'op',
           title: `Checkpoint “${report.name}” saved`,
           lines: [`${report.variables.length} variables stored in this browser` +
+            (report.replay?.recompute?.length ? `; ${report.replay.recompute.length} to be recomputed on restore by re-running recorded cells` : '') +
             (report.skipped.length ? `; ${report.skipped.length} skipped (see the report for why).` : '.'),
           'Reload the page, then restore it: the variables come back without re-running the cells.'],
         });
@@ -124,7 +125,9 @@ export class CheckpointPanel {
         showMessage({
           level: 'ok', key: 'op',
           title: `Restored “${name}”`,
-          lines: [`${report.restored.length} variables are back in Python. Run a cell to use them.`],
+          lines: [`${report.restored.length} variables are back in Python` +
+            (report.recomputed?.length ? `, and ${report.recomputed.length} recomputed by re-running recorded cells` : '') +
+            '. Run a cell to use them.'],
         });
       } else {
         explainRestore(report, name, listed);

@@ -1,5 +1,6 @@
 // The example the page starts with: a little of every kind of state Elastic Lite handles,
-// so one checkpoint shows each path — cloudpickle, the dill fallback, and a skipped variable.
+// so one checkpoint shows each path — cloudpickle, the dill fallback, and a generator that
+// no serializer can save, recomputed on restore by replaying the cells that made it.
 // Lines stay under ~75 characters so the cells read without scrolling at 1280 px.
 export const EXAMPLE_CELLS = [
   `# 1. Plain data: numbers, text, containers
@@ -39,8 +40,9 @@ import threading
 tools = {"square": lambda x: x * x, "lock": threading.Lock()}
 tools["square"](7)`,
 
-  `# 4. Nothing can save a running generator: it is skipped,
-#    and the checkpoint report says why
+  `# 4. Nothing can pickle a running generator: Elastic Lite
+#    recomputes it on restore by re-running the cells that made
+#    and advanced it (this one and cell 5), from where it was
 countdown = (n for n in range(10, 0, -1))
 next(countdown)`,
 
@@ -50,5 +52,5 @@ print("function:", with_tax(10))
 print("instance:", basket.total(), isinstance(basket, Basket))
 with tools["lock"]:
     print("dill:", tools["square"](9), "| lock held:", tools["lock"].locked())
-print("generator restored?", "countdown" in globals())`,
+print("generator continues:", next(countdown))`,
 ];

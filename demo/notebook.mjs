@@ -100,11 +100,14 @@ export class Notebook {
     cell.li.dataset.state = 'running';
     cell.label.textContent = '[*]';
     this.onBusy(+1);
+    // The execution count is the number the session's history gives the cell too: the
+    // reports say "recomputed by re-running cells [4], [5]" in the numbers shown here.
+    const count = ++this.counter;
     try {
-      const result = await this.kernel.call('run', { code: cell.textarea.value, cellId: cell.id }, {
+      const result = await this.kernel.call('run', { code: cell.textarea.value, cellId: cell.id, count }, {
         onStream: ({ name, text }) => this.#append(cell, name, text),
       });
-      cell.label.textContent = `[${++this.counter}]`;
+      cell.label.textContent = `[${count}]`;
       // IPython lines the demo's Python cannot run (%matplotlib, !pip): said, not hidden
       for (const w of result.warnings ?? []) this.#append(cell, 'warning', `${w}\n`);
       if (result.ok) {

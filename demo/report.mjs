@@ -1,14 +1,16 @@
 // The "last operation" view: after a checkpoint or a restore, one row per variable (name, type,
-// serializer, size, time), a bar chart of where the time went, and the skipped variables with
-// the reason. It renders elastic_lite.host's checkpoint and restore reports as they are
-// (docs/INTERFACES.md, "Report schema").
+// serializer, size, time) — a variable recomputed by replaying recorded cells has "replay" for
+// serializer —, a bar chart of where the time went, the skipped variables with the reason, and
+// what replay will do or did (which cells, their side effects and output). It renders
+// elastic_lite.host's checkpoint and restore reports as they are (docs/INTERFACES.md, "Report
+// schema").
 import { h, formatBytes, formatMs } from './format.mjs';
-import { recordLabel } from '../js/shared/report.mjs';
+import { recordLabel, replayOutputs } from '../js/shared/report.mjs';
 
 // Where the time went, per operation: [label, timings key].
 const PHASES = {
   checkpoint: [['serialize', 'serialize_ms'], ['store', 'store_ms']],
-  restore: [['read', 'read_ms'], ['validate + unpickle', 'load_ms']],
+  restore: [['read', 'read_ms'], ['validate + unpickle', 'load_ms'], ['replay', 'replay_ms']],
 };
 
 export function renderReport(root, report) {
@@ -17,12 +19,16 @@ export function renderReport(root, report) {
   const checkpoint = report.op === 'checkpoint';
   const rows = checkpoint ? report.variables : report.restored;
   const n = rows.length;
+  // Recomputed by replay (planned at a checkpoint, done at a restore): rows of their own.
+  const replayed = checkpoint ? (report.replay?.recompute ?? []) : (report.recomputed ?? []);
   const total = report.timings.total_ms;
   $('#report-title').textContent = `${checkpoint ? 'Checkpoint' : 'Restore'} “${report.name}”`;
   $('#report-summary').textContent = checkpoint
     ? `Saved ${n} variable${n === 1 ? '' : 's'} (${formatBytes(report.size)}) in ${formatMs(total)}` +
+      (replayed.length ? `; ${replayed.length} recomputed on restore` : '') +
       (report.skipped.length ? `; ${report.skipped.length} skipped.` : '.')
     : `Restored ${n} variable${n === 1 ? '' : 's'} from ${formatBytes(report.size)} in ${formatMs(total)}` +
+      (replayed.length ? `; ${replayed.length} recomputed by replay` : '') +
       (report.problems.length ? `; ${report.problems.reduce((a, p) => a + p.names.length, 0)} could not be restored.` : '.');
 
   renderChart($('#report-chart'), PHASES[report.op].map(([label, key]) => ({ label, ms: report.timings[key] ?? 0 })));
@@ -34,7 +40,13 @@ export function renderReport(root, report) {
     // Variables that share objects are written as one record: its size is on the first row.
     h('td', { class: 'num' }, Number.isFinite(v.bytes) ? formatBytes(v.bytes)
       : h('span', { class: 'same', title: 'Saved in the same record as the variable above' }, '↑ same')),
-    h('td', { class: 'num' }, Number.isFinite(v.ms) ? formatMs(v.ms) : '—'))));
+    h('td', { class: 'num' }, Number.isFinite(v.ms) ? formatMs(v.ms) : '—'))),
+  ...replayed.map((r) => h('tr', {},
+    h('td', {}, r.name),
+    h('td', {}, r.type ?? ''),
+    h('td', { class: 'serializer-replay', title: r.message }, 'replay'),
+    h('td', { class: 'num' }, r.cells.map((c) => `[${c}]`).join(' ')),
+    h('td', { class: 'num' }, '—'))));
 
   const skipped = $('#report-skipped');
   skipped.replaceChildren();
@@ -53,6 +65,7 @@ export function renderReport(root, report) {
       h('p', { class: 'modules' }, report.modules.flatMap((m, i) => [i ? ', ' : '',
         h('code', {}, text(m)), m.ok === false ? ` (failed: ${m.error})` : ''])));
   }
+  renderReplay(skipped, report, checkpoint, replayed);
   if (report.warnings?.length) {
     skipped.append(h('h4', {}, 'Warnings'), h('ul', {}, report.warnings.map((w) => h('li', {}, w))));
   }
@@ -60,6 +73,30 @@ export function renderReport(root, report) {
     skipped.append(
       h('h4', {}, 'Could not be restored'),
       h('ul', {}, report.problems.map((p) => h('li', {}, h('code', {}, recordLabel(p.names) || '—'), ': ', p.message))));
+  }
+}
+
+// What replay will do (a checkpoint's plan) or did (a restore): recomputed variables and the
+// cells, what stays skipped and why, the cells with side effects and what they printed.
+function renderReplay(el, report, checkpoint, replayed) {
+  if (replayed.length) {
+    el.append(
+      h('h4', {}, checkpoint ? 'Recomputed on restore (not saved)' : 'Recomputed by re-running recorded cells'),
+      h('ul', {}, replayed.map((r) => h('li', {}, h('code', {}, r.name), r.type ? ` (${r.type})` : '', ': ', r.message))));
+  }
+  const notes = checkpoint ? [
+    ...(report.replay?.skipped ?? []).map((s) => [s.name, s.message]),
+    ...(report.replay?.flagged ?? []).map((f) => [null, f.message]),
+  ] : [];
+  if (notes.length) {
+    el.append(h('h4', {}, 'Replay notes'),
+      h('ul', {}, notes.map(([name, text]) => h('li', {}, ...(name ? [h('code', {}, name), ': '] : []), text))));
+  }
+  const outputs = checkpoint ? [] : replayOutputs(report);
+  if (outputs.length) {
+    el.append(h('h4', {}, 'Output of the re-run cells'),
+      ...outputs.map(({ count, output }) => h('pre', { class: 'replay-output', 'aria-label': `Output of cell [${count}], re-run` },
+        `[${count}] ${output}`)));
   }
 }
 

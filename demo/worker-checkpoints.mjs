@@ -49,7 +49,8 @@ function progressOf(progress) {
 }
 
 export const ops = {
-  run: ({ code, cellId }) => host('run_cell', { code, label: `cell ${cellId}` }),
+  // Every cell is recorded by the session's history (host.run_cell), as In [count].
+  run: ({ code, cellId, count }) => host('run_cell', { code, label: `cell ${cellId}`, count }),
   checkpoint: ({ name }, { progress }) =>
     host('checkpoint', { name: String(name ?? '').trim() || 'default', notebook: NOTEBOOK }, { progress: progressOf(progress) }),
   restore: ({ name }, { progress }) => host('restore', { name }, { progress: progressOf(progress) }),

@@ -50,10 +50,13 @@ class Session {
     return callHost(this.pyodide, op, kwargs, options);
   }
 
-  /** Runs code as the next notebook cell: host.run_cell's report plus `output` (its stdout). */
-  async runCell(code, label) {
+  /**
+   * Runs code as the next notebook cell: host.run_cell's report plus `output` (its stdout).
+   * `count`: the number the session's history gives the cell (the notebook's cell number).
+   */
+  async runCell(code, label, count) {
     this._captured = [];
-    const report = await this.call('run_cell', { code, label });
+    const report = await this.call('run_cell', count == null ? { code, label } : { code, label, count });
     return { ...report, output: this._captured.join('') };
   }
 }

@@ -67,3 +67,27 @@ export function exportFileName(name) {
   const stem = String(name).replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '');
   return `${stem || 'checkpoint'}.elc`;
 }
+
+/**
+ * A checkpoint report's replay plan (`report.replay`, null without a recorded session), one
+ * line each: what will be recomputed on restore and by which cells, what stays skipped and
+ * why, which re-run cells have side effects. The host API's own sentences.
+ */
+export function replayPlanLines(replay) {
+  if (!replay) return [];
+  return [
+    ...(replay.recompute ?? []).map((r) => `${r.name}: ${r.message}`),
+    ...(replay.skipped ?? []).map((s) => `${s.name}: ${s.message}`),
+    ...(replay.flagged ?? []).map((f) => f.message),
+  ];
+}
+
+/** A restore report's variables recomputed by replay: "gen: recomputed by re-running cells [3], [4]". */
+export function recomputedLines(report) {
+  return (report.recomputed ?? []).map((r) => `${r.name}: ${r.message}`);
+}
+
+/** What the cells a restore re-ran printed: [{ count, output }], in the order they ran. */
+export function replayOutputs(report) {
+  return (report.replay?.cells ?? []).filter((c) => c.ran && c.output).map((c) => ({ count: c.count, output: c.output }));
+}

@@ -235,8 +235,9 @@ def _closure(hist, target, saved, allow, exclude):
     final = hist.versions
     version = final.get(target)
     if not version:
-        return set(), {}, (f"no recorded cell created it (it existed before recording began, "
-                           "or was set outside the recorded cells)")
+        return set(), {}, ("no recorded cell created it as it is now (it existed before "
+                           "recording began, or was changed outside the recorded cells or by "
+                           "the cell still running when the checkpoint was taken)")
     cells, binds = set(), {}
     via = {}  # cell id -> (name, reader cell id): how the walk reached it, for messages
     stack = [(target, version, None)]
@@ -387,8 +388,9 @@ class ReplayReport:
 class _Run:
     """One replay in progress; the async and the sync driver share it."""
 
-    def __init__(self, plan, history, namespace, enabled, allow, exclude):
+    def __init__(self, plan, history, namespace, enabled, allow, exclude, off_reason=None):
         self.report = ReplayReport()
+        self.off_reason = off_reason
         self.t0 = time.perf_counter()
         self.plan = Plan.from_json(plan)
         self.hist = _History(history)
@@ -407,8 +409,8 @@ class _Run:
         if not self.enabled:
             for name, t in self.plan.targets.items():
                 self.report.skipped.append({"name": name, "reason": (
-                    "replay is turned off for this restore (it would re-run "
-                    f"{_label_list(t['counts'])})")})
+                    (self.off_reason or "replay is turned off for this restore") +
+                    f" (it would re-run {_label_list(t['counts'])})")})
             self.viable = {}
             return
         for step in self.plan.steps:
@@ -508,11 +510,13 @@ def _error_text(exc, filename):
     return text + (f" (line {line})" if line else "")
 
 
-async def replay(plan, history, namespace, *, enabled=True, allow=None, exclude=()):
+async def replay(plan, history, namespace, *, enabled=True, allow=None, exclude=(),
+                 off_reason=None):
     """Run `plan` (a Plan or its JSON) with the cells of `history` (a Recorder or its JSON)
     in `namespace`, after a restore. Returns a ReplayReport; never raises for a cell's
-    failure. allow=None takes the plan's allowed side effects; exclude: counts not to run."""
-    run = _Run(plan, history, namespace, enabled, allow, exclude)
+    failure. allow=None takes the plan's allowed side effects; exclude: counts not to run;
+    off_reason: why nothing runs when `enabled` is false (said per variable)."""
+    run = _Run(plan, history, namespace, enabled, allow, exclude, off_reason)
     try:
         for entry, cell in run.steps():
             with run.step(entry, cell) as code:
@@ -525,10 +529,11 @@ async def replay(plan, history, namespace, *, enabled=True, allow=None, exclude=
     return report
 
 
-def replay_sync(plan, history, namespace, *, enabled=True, allow=None, exclude=()):
+def replay_sync(plan, history, namespace, *, enabled=True, allow=None, exclude=(),
+                off_reason=None):
     """`replay` for callers that cannot await: a cell whose top-level `await` really
     suspends fails (with a message saying to use `await replay(...)`)."""
-    run = _Run(plan, history, namespace, enabled, allow, exclude)
+    run = _Run(plan, history, namespace, enabled, allow, exclude, off_reason)
     try:
         for entry, cell in run.steps():
             with run.step(entry, cell) as code:

@@ -196,6 +196,12 @@ def checkpoint_text(rep):
         parts.append("skipped:\n" + _table(
             ["variable", "type", "reason"],
             [[s["name"], s["type"], s["reason"]] for s in rep["skipped"]]))
+    replay = rep.get("replay") or {}
+    planned = [f"{r['name']}: {r['message']}" for r in replay.get("recompute") or []]
+    planned += [f"{r['name']}: {r['message']}" for r in replay.get("skipped") or []]
+    planned += [f["message"] for f in replay.get("flagged") or []]
+    if planned:
+        parts.append("replay on restore:\n  " + "\n  ".join(planned))
     firsts = [v for v in rows if v["bytes"] is not None]
     names = {v["record"]: [w["name"] for w in rows if w["record"] == v["record"]] for v in firsts}
     notes = [f"{names[v['record']]}: {v['fallback']} -> {v['serializer']}"
@@ -220,6 +226,13 @@ def restore_text(rep):
              + f" in {rep['timings'].get('load_ms', 0):.0f} ms"]
     if names:
         parts.append("  " + ", ".join(names))
+    if rep.get("recomputed"):
+        parts.append("recomputed by replay:\n  " + "\n  ".join(
+            f"{r['name']}: {r['message']}" for r in rep["recomputed"]))
+    for c in (rep.get("replay") or {}).get("cells") or []:
+        if c.get("output"):
+            parts.append(f"output of cell [{c['count']}] (re-run):\n  "
+                         + c["output"].rstrip().replace("\n", "\n  "))
     bad = [[", ".join(p["names"]), p["message"]] for p in rep["problems"]]
     if bad:
         parts.append("NOT restored:\n" + _table(["variable", "reason"], bad))

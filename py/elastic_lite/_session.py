@@ -326,6 +326,11 @@ class Recorder:
         self._pending = None
         self._last_ids = None
         self._shell = None
+        self._shell_cell = None  # ExecutionInfo of the shell's cell recorded now, if any
+        # Execution counts the shell gave to requests a person never sees (_hidden_request);
+        # subtracted, so a cell's count is the number its prompt shows.
+        self._count_offset = 0
+        self._attached_in = None  # (the attaching request was hidden, the count then)
         self._code_chars = 0
         self._since_prune = 0
 
@@ -397,6 +402,7 @@ class Recorder:
         self.detach()
         self._namespace = shell.user_ns
         self._shell = shell
+        self._attached_in = (self._hidden_request(), shell.execution_count)
         shell.events.register("pre_run_cell", self._pre_run_cell)
         shell.events.register("post_run_cell", self._post_run_cell)
         return self
@@ -411,9 +417,31 @@ class Recorder:
                 except ValueError:
                     pass
 
+    def _hidden_request(self):
+        """Whether the kernel's current request is one a person does not see (silent, or
+        without history: the JupyterLite extension's own snippets). JupyterLite's kernel runs
+        every request with store_history=True and never silent, so only the request itself
+        (the kernel's parent message) says so; its prompt numbers count only the others."""
+        try:
+            content = self._shell.kernel.get_parent()["content"]
+            return bool(content.get("silent")) or content.get("store_history", True) is False
+        except Exception:  # not a Jupyter kernel, or one that keeps no parent message
+            return False
+
     def _pre_run_cell(self, info):
         if info.silent or not info.store_history:
             return
+        if self._attached_in is not None:
+            hidden, count = self._attached_in
+            self._attached_in = None
+            if hidden and self._shell.execution_count > count:
+                self._count_offset += 1  # the hidden request that attached us was counted
+        if self._shell_cell is not None:
+            self._close_unsignalled()
+        if self._hidden_request():  # counted by the shell, not shown: not a cell of the notebook
+            self._count_offset += 1
+            return
+        self._shell_cell = info
         raw = info.raw_cell
         code = getattr(info, "transformed_cell", None)
         if code is None:
@@ -425,10 +453,28 @@ class Recorder:
 
     def _post_run_cell(self, result):
         info = result.info
-        if info is None or info.silent or not info.store_history:
+        if info is None or info.silent or not info.store_history or info is not self._shell_cell:
             return
+        self._shell_cell = None
         err = result.error_in_exec or result.error_before_exec
-        self.after(ok=result.success, error=err, count=result.execution_count)
+        self.after(ok=result.success, error=err, count=self._shown_count(result))
+
+    def _shown_count(self, result):
+        count = result.execution_count
+        return count - self._count_offset if isinstance(count, int) else count
+
+    def _close_unsignalled(self):
+        """The shell's previous cell ended without post_run_cell: IPython sends it only from
+        `run_cell`, and JupyterLite's kernel calls `run_cell_async` itself for cells that
+        await. The shell's last result tells how it went; without it the cell counts as
+        failed (so it is never replayed)."""
+        info, self._shell_cell = self._shell_cell, None
+        result = getattr(self._shell, "last_execution_result", None)
+        if result is not None and getattr(result, "info", None) is info:
+            err = result.error_in_exec or result.error_before_exec
+            self.after(ok=result.success, error=err, count=self._shown_count(result))
+        else:
+            self.after(ok=False, error="the shell did not report how this cell ended")
 
     # -- per-cell control ------------------------------------------------------------------
     def set_replay(self, count, allowed):
@@ -703,7 +749,87 @@ class Recorder:
         self._counter = _int(data.get("counter", 0), "counter", minimum=0)
         self._code_chars = sum(len(c.code or "") + len(c.raw or "") for c in self.cells)
         self._last_ids = self._ids(self.namespace)  # the namespace now is what it describes
+        if self._pending is not None:
+            # Loaded while a recorded cell runs (`%restore` in a cell): that cell continues
+            # the loaded history, and what the load itself bound is not the cell's writing.
+            self._pending.cell.id = self.next_id
+            self.next_id += 1
+            self._pending.ids = self._last_ids
         return self
+
+    def checkpoint_json(self):
+        """`to_json()` for a checkpoint taken now. Names whose value the history cannot vouch
+        for get version 0 (from outside): those a cell still running has written or may
+        change (a checkpoint from inside a cell: `%checkpoint`, an auto-checkpoint hook that
+        runs before ours), and those rebound between recorded cells. Without this a plan
+        would re-run an older cell and recreate a value the session has moved past."""
+        info = self._shell_cell
+        if info is not None and getattr(
+                getattr(self._shell, "last_execution_result", None), "info", None) is info:
+            self._close_unsignalled()  # it has ended (see there), unsignalled
+        ns = self.namespace
+        ids = self._ids(ns)
+        unsure = set()
+        pending = self._pending
+        if pending is not None:
+            changed, deleted = _differences(pending.ids, ids)
+            unsure.update(self._keep(ns, changed), deleted, pending.writes)
+            unsure.update(n for n in pending.cell.reads if n in ns and is_stateful(ns[n]))
+        else:
+            self._sync_outside_changes(ids, ns)
+            self._last_ids = ids
+        data = self.to_json()
+        for name in unsure:
+            if name in data["versions"]:
+                data["versions"][name] = 0
+        return data
+
+
+# -- one recorder per namespace --------------------------------------------------------------
+
+_RECORDERS = {}  # id(namespace) -> Recorder (each holds its namespace, so ids stay unique)
+_MAX_RECORDERS = 32  # namespaces other than the session's (tests, hosts' scratch namespaces)
+
+
+def recorder_for(namespace, create=False):
+    """The recorder of `namespace` (None if there is none and not `create`). Hosts without
+    IPython get one per namespace they run cells in (host.run_cell creates it)."""
+    rec = _RECORDERS.get(id(namespace))
+    if rec is not None and rec._namespace is namespace:
+        return rec
+    if not create:
+        return None
+    if len(_RECORDERS) >= _MAX_RECORDERS:  # forget the oldest one not tied to a shell
+        for key, old in list(_RECORDERS.items()):
+            if old._shell is None:
+                del _RECORDERS[key]
+                break
+    rec = _RECORDERS[id(namespace)] = Recorder(namespace)
+    return rec
+
+
+def record_session(shell=None):
+    """Record the session from now on (idempotent); returns its Recorder. In an IPython
+    kernel (JupyterLite) the recorder hooks the shell's cell events: `%load_ext
+    elastic_lite` and the JupyterLite extension (when a kernel starts) call this. Elsewhere
+    it is the recorder of the user namespace, fed by `elastic_lite.host.run_cell`."""
+    shell = shell or ipython_shell()
+    if shell is None:
+        return recorder_for(default_namespace(), create=True)
+    rec = recorder_for(shell.user_ns, create=True)
+    if rec._shell is not shell:
+        rec.attach(shell)
+    return rec
+
+
+def stop_recording(namespace=None):
+    """Stop recording the cells of `namespace` (default: the user namespace) and forget
+    their history; later checkpoints carry none (and so recompute nothing)."""
+    ns = default_namespace() if namespace is None else namespace
+    rec = _RECORDERS.pop(id(ns), None)
+    if rec is not None:
+        rec.detach()
+    return rec is not None
 
 
 def _differences(before, after):

@@ -301,10 +301,12 @@ class SnapshotStream:
 
     history: the session's cells (JSON-able, or JSON text/bytes), saved as a record of kind
     "history". manifest: extra fields for the manifest (a JSON-able dict; the keys
-    version/modules/skipped/types/groups are ours). buffer_threshold: bytes from which a
-    PickleBuffer goes out of band. reuse: a _history.Reuse (change detection: groups unchanged
-    since the previous checkpoint to the same store come out as ("stored", key, length)
-    parts; `_history.prepare()` makes it), or None (every record written)."""
+    version/modules/skipped/types/groups are ours), or a function `manifest(groups, skipped,
+    modules)` returning them once every group is written (the replay plan needs to know what
+    was saved; it may edit `skipped`). buffer_threshold: bytes from which a PickleBuffer goes
+    out of band. reuse: a _history.Reuse (change detection: groups unchanged since the
+    previous checkpoint to the same store come out as ("stored", key, length) parts;
+    `_history.prepare()` makes it), or None (every record written)."""
 
     def __init__(self, namespace=None, names=None, progress=None, history=None, manifest=None,
                  buffer_threshold=BUFFER_THRESHOLD, reuse=None):
@@ -312,13 +314,7 @@ class SnapshotStream:
         self.names = names
         self.progress = progress
         self.history = None if history is None else _json_payload(history, "history")
-        extra = dict(manifest or {})
-        clash = sorted(_OURS & set(extra))
-        if clash:
-            raise ValueError(f"manifest fields {clash} are written by snapshot itself; "
-                             "choose other names")
-        self.extra = extra
-        _json_payload(extra, "manifest")  # fail now, before any work
+        self.extra = manifest if callable(manifest) else _manifest_fields(manifest)
         self.buffer_threshold = buffer_threshold
         self.reuse = reuse
         self.record_count = 0  # records in the container, once iterated
@@ -375,7 +371,8 @@ class SnapshotStream:
                     yield from parts.feed(writer.take())
             if self.progress is not None:
                 self.progress(total, total, [])
-            manifest = dict(self.extra)
+            manifest = (_manifest_fields(self.extra(groups, skipped, cap.modules))
+                        if callable(self.extra) else dict(self.extra))
             manifest.update({
                 "version": MANIFEST_VERSION,
                 "modules": cap.modules,
@@ -401,6 +398,17 @@ class SnapshotStream:
                                  ms=(time.perf_counter() - t_start) * 1000.0)
         self.snapshot.size = size
         self.snapshot.reuse = None if reuse is None else dict(reuse.stats)
+
+
+def _manifest_fields(extra):
+    """The caller's extra manifest fields, checked (JSON, none of ours)."""
+    extra = dict(extra or {})
+    clash = sorted(_OURS & set(extra))
+    if clash:
+        raise ValueError(f"manifest fields {clash} are written by snapshot itself; "
+                         "choose other names")
+    _json_payload(extra, "manifest")  # fail now, before any work
+    return extra
 
 
 def _write_or_split(writer, picklers, group, variables, defs, reuse=None):

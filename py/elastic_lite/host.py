@@ -36,14 +36,15 @@ import sys
 import time
 import traceback
 
-from . import _store
+from . import _checkpoint_replay, _session, _store
 from ._capture import default_namespace
 from ._report import checkpoint_meta, describe_error, inspection_problems, problem, type_name
 from ._restore import CheckpointError, inspect as _inspect, load_snapshot
 from ._snapshot import MANIFEST
 
-# run_cell observers (the session recorder of docs/INTERFACES.md): objects with optional
-# `before(code)` and `after(ok)` methods, called around every cell run_cell executes.
+# run_cell observers: objects with optional `before(source, raw=None)` and `after(ok,
+# error=None)` methods, called around every cell run_cell executes (after the session
+# recorder of the namespace, which run_cell feeds itself).
 observers = []
 
 _EMPTY = "empty (0 bytes): not an Elastic Lite checkpoint"
@@ -124,14 +125,17 @@ def _data_records(info):
 
 # --- checkpoint ---------------------------------------------------------------------------
 
-async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, progress=None):
+async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, progress=None,
+                     replay=True):
     """Snapshot the namespace into the store as `name`. progress(event): {"phase":
-    "serialize", "done", "total", "names"} before each group, then {"phase": "store"}."""
+    "serialize", "done", "total", "names"} before each group, then {"phase": "store"}.
+    With a recorded session, the history goes along and what cannot (or should not) be
+    pickled is planned for replay on restore (`replay=False`: planned for nothing)."""
     t0 = _now()
     name = name or _store.DEFAULT_NAME
     notebook = _store.get_notebook() if notebook is None else notebook
     report = _new("checkpoint", name=name, notebook=notebook, size=0, variables=[], skipped=[],
-                  modules=[], walk=None)
+                  modules=[], walk=None, replay=None)
     if _bad_name(report, name):
         return report
 
@@ -140,11 +144,17 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
         if done == total:
             _emit(progress, phase="store")
 
+    ns = default_namespace() if namespace is None else namespace
+    plan = _checkpoint_replay.prepare(ns, names, enabled=bool(replay))
     try:
-        snap = await _store.checkpoint(name, namespace=namespace, names=names,
-                                       notebook=notebook, progress=on_group)
+        snap = await _store.checkpoint(
+            name, namespace=ns, names=names if plan is None or plan.names is None else plan.names,
+            notebook=notebook, progress=on_group,
+            history=None if plan is None else plan.history,
+            manifest=None if plan is None else plan.manifest)
     except _store.StoreError as exc:
         return _store_failure(report, exc)
+    report["replay"] = None if plan is None else plan.report()
     total = _ms(t0)
     d = snap.to_dict()
     report.update(size=snap.size, skipped=d["skipped"], modules=d["modules"],
@@ -156,16 +166,35 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
 
 # --- restore ------------------------------------------------------------------------------
 
+def _replay_permitted(trust, source, meta):
+    """(permitted, why not): replay runs code saved in the checkpoint, so only after the same
+    trust decision as unpickling — a checkpoint from elsewhere (bytes given, or an imported
+    store entry) replays nothing unless the person trusts it."""
+    if trust:
+        return True, None
+    if source == "data":
+        where = "it was read from a file, not from this store"
+    elif meta.get("imported"):
+        where = "it was imported from elsewhere"
+    else:
+        return True, None
+    return False, (f"replay runs code saved in the checkpoint and {where}; restore "
+                   "with trust=True (CLI: --trust) if you trust it")
+
+
 async def restore(name=None, *, data=None, namespace=None, trust=False, notebook=None,
-                  progress=None):
+                  progress=None, replay=True):
     """Restore checkpoint `name` from the store (default: the newest, of `notebook` when
     given), or the container bytes `data`, into the namespace (default: the user's).
     Records that are damaged, refused (deny-listed calls, unless `trust`) or that need one
-    of those are problems; the others restore. `ok` is true when everything came back."""
+    of those are problems; the others restore. Then what the checkpoint planned for replay
+    is recomputed by re-running its cells (`replay=False`: not; a checkpoint from elsewhere
+    only with `trust`). `ok` is true when everything came back."""
     t0 = _now()
     ns = default_namespace() if namespace is None else namespace
     report = _new("restore", name=name, source="data" if data is not None else "store",
-                  size=0, restored=[], modules=[], skipped=[], inspection=None)
+                  size=0, restored=[], recomputed=[], modules=[], skipped=[], inspection=None,
+                  replay=None)
     meta = {}
     if data is None:
         _emit(progress, phase="read")
@@ -200,6 +229,13 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
         await _store.check_damage(await _store.get_store(), report["name"], rep)
     report.update(ok=rep.ok, modules=rep.modules, skipped=rep.skipped, inspection=info,
                   warnings=[*rep.warnings])
+    permitted, why_not = _replay_permitted(trust, report["source"], meta)
+    outcome, section, warnings = await _checkpoint_replay.replay_after_restore(
+        rep.manifest, rep.history, ns, permitted=permitted, why_not=why_not,
+        enabled=bool(replay))
+    report["warnings"].extend(warnings)
+    _checkpoint_replay.restore_fields(report, outcome, section, ns)
+    report["timings"]["total_ms"] = _ms(t0)
     return report
 
 
@@ -469,23 +505,24 @@ async def _execute(source, filename, ns):
     return value if last is not None else None
 
 
-def _notify(method, arg, report):
-    for obs in observers:
+def _notify(watchers, method, report, *args, **kwargs):
+    for obs in watchers:
         fn = getattr(obs, method, None)
         if fn is None:
             continue
         try:
-            fn(arg)
+            fn(*args, **kwargs)
         except Exception as exc:  # a broken observer must not break the person's cell
             report["warnings"].append(f"cell observer {obs!r}.{method} failed: "
                                       f"{type(exc).__name__}: {exc}")
 
 
-async def run_cell(code, label=None, *, namespace=None):
+async def run_cell(code, label=None, *, namespace=None, count=None):
     """Run `code` as the next notebook cell: in the user namespace, top-level `await` allowed,
     the final expression's repr as `value` (and bound to `_`, as IPython does), a failure as
     `traceback` starting at the cell's own frame. IPython syntax: see _without_magics (where
-    IPython runs the kernel, IPython transforms the cell instead). Observers see every cell."""
+    IPython runs the kernel, IPython transforms the cell instead). The session recorder of
+    the namespace records it (as `In [count]`; default: the next number), then observers."""
     t0 = _now()
     label = label or "cell"
     ns = default_namespace() if namespace is None else namespace
@@ -498,10 +535,15 @@ async def run_cell(code, label=None, *, namespace=None):
         source, report["warnings"] = _without_magics(code, label)
     # Tracebacks show the cell's lines, as in a notebook (one entry per cell label).
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    _notify("before", code, report)
+    watchers = [_session.recorder_for(ns, create=True), *observers]
+    raw = code if code != source else None
+    _notify(watchers[:1], "before", report, source, raw=raw, count=count)
+    _notify(watchers[1:], "before", report, source, raw=raw)
+    error = None
     try:
         value = await _execute(source, filename, ns)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt are failures of the cell too
+        error = exc
         report.update(ok=False, traceback=_cell_traceback(exc, filename),
                       error={"type": type(exc).__name__, "message": str(exc)})
         report["problems"].append(problem("failed", f"{type(exc).__name__}: {exc}",
@@ -519,7 +561,7 @@ async def run_cell(code, label=None, *, namespace=None):
             report["value"] = repr(value)
         except Exception as exc:  # a broken __repr__ must not turn success into failure
             report["value"] = f"<repr() failed: {type(exc).__name__}: {exc}>"
-    _notify("after", report["ok"], report)
+    _notify(watchers, "after", report, report["ok"], error=error)
     report["timings"]["run_ms"] = _ms(t0)
     return report
 

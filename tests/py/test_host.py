@@ -308,23 +308,26 @@ def test_in_an_ipython_kernel_ipython_runs_the_magics(capsys):
 def test_observers_see_every_cell_and_a_broken_one_only_warns():
     seen = []
 
-    class Recorder:
-        def before(self, code):
-            seen.append(("before", code))
+    class Watcher:
+        def before(self, source, raw=None):
+            seen.append(("before", source, raw))
 
-        def after(self, ok):
-            seen.append(("after", ok))
+        def after(self, ok, error=None):
+            seen.append(("after", ok, type(error).__name__ if error else None))
 
     class Broken:
-        def before(self, code):
+        def before(self, source, raw=None):
             raise RuntimeError("boom")
 
-    host.observers[:] = [Recorder(), Broken()]
+    host.observers[:] = [Watcher(), Broken()]
     try:
         ns = {}
         cell("a = 1", ns)
         rep = cell("1/0", ns)
+        cell("%time b = 2", ns)  # the source that runs, and the cell as typed
     finally:
         host.observers.clear()
-    assert seen == [("before", "a = 1"), ("after", True), ("before", "1/0"), ("after", False)]
+    assert seen == [("before", "a = 1", None), ("after", True, None),
+                    ("before", "1/0", None), ("after", False, "ZeroDivisionError"),
+                    ("before", "b = 2", "%time b = 2"), ("after", True, None)]
     assert rep["warnings"][0].startswith("cell observer") and "RuntimeError: boom" in rep["warnings"][0]

@@ -35,7 +35,10 @@ def test_checkpoint_list_restore(shell, capsys):
     assert "checkpoint 'first' saved" in out
     assert "variable" in out and "serializer" in out and "size" in out and "time" in out
     assert "lk" in out and "dill" in out
-    assert "skipped:" in out and "generator" in out
+    # %load_ext started the session recorder: the generator is left out of the pickled state
+    # and planned for replay instead of being skipped.
+    assert "skipped:" not in out
+    assert "replay on restore:\n  g: will be recomputed by re-running cell [" in out
     # IPython's own names (In, Out, _i1, get_ipython...) are not user state.
     assert " In " not in out and "get_ipython" not in out and "_i1" not in out
 
@@ -46,8 +49,9 @@ def test_checkpoint_list_restore(shell, capsys):
     assert "scale" not in shell.user_ns
     out = run(shell, "%restore first", capsys)
     assert "restored" in out and "NOT restored" not in out
+    assert "recomputed by replay:\n  g: recomputed by re-running cell [" in out
     run(shell, "assert data['k'] is alias\nscale = 10\nassert f(2) == 20\n"
-               "assert lk['lock'].acquire()\nassert 'g' not in dir()", capsys)
+               "assert lk['lock'].acquire()\nassert list(g) == []", capsys)
 
 
 def test_restore_without_name_takes_newest_and_errors_are_clear(shell, capsys):

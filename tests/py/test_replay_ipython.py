@@ -75,3 +75,59 @@ def test_detach_stops_recording(shell):
     rec.detach()
     run(sh, "b = 2")
     assert [c.code.strip() for c in rec.cells] == ["a = 1"]
+
+
+def test_cells_run_by_run_cell_async_as_jupyterlite_kernel_does(shell, capsys):
+    """JupyterLite's kernel awaits `shell.run_cell_async` itself for cells that await:
+    IPython then sends pre_run_cell but never post_run_cell. The next cell (or a checkpoint)
+    closes such a cell with the shell's last result: its count, ok or failed."""
+    sh, rec = shell
+
+    async def lite(code):  # what pyodide_kernel's run() does for an awaiting cell
+        return await sh.run_cell_async(code, store_history=True,
+                                       transformed_cell=sh.transform_cell(code))
+
+    asyncio.run(lite("import asyncio\nawait asyncio.sleep(0)\ngen = (n for n in range(5))"))
+    asyncio.run(lite("await asyncio.sleep(0)\nfirst = next(gen)"))
+    asyncio.run(lite("await asyncio.sleep(0)\n1 / 0"))
+    run(sh, "second = next(gen)")  # a plain cell: both events
+    cells = rec.cells
+    assert [c.count for c in cells] == [sh.execution_count - 4 + i for i in range(4)]
+    assert [c.ok for c in cells] == [True, True, False, True]
+    assert cells[2].error.startswith("ZeroDivisionError")
+    assert rec.versions["gen"] == cells[3].id and cells[3].reads["gen"] == cells[1].id
+    # A checkpoint after an unsignalled awaiting cell sees it as ended, not running.
+    asyncio.run(lite("await asyncio.sleep(0)\nthird = next(gen)"))
+    data = rec.checkpoint_json()
+    assert data["versions"]["gen"] == data["cells"][-1]["id"] and data["cells"][-1]["ok"]
+    assert rec._pending is None
+    capsys.readouterr()
+
+
+def test_hidden_requests_counted_by_the_shell_are_not_cells(shell, capsys):
+    """JupyterLite's kernel runs the extension's snippets (sent silent, without history) with
+    store_history=True: the shell counts them, the notebook's prompts do not. The request
+    (the kernel's parent message) says so; such a run is not a cell of the notebook and the
+    counts recorded are the prompts' numbers. The real kernel: tests/browser/jupyterlite-replay."""
+    sh, rec = shell
+
+    class Kernel:  # what pyodide_kernel keeps: the current request, as a dict
+        parent = {"content": {"silent": False, "store_history": True}}
+
+        def get_parent(self):
+            return self.parent
+
+    sh.kernel = Kernel()
+    try:
+        start = sh.execution_count
+        run(sh, "a = 1")
+        Kernel.parent = {"content": {"silent": True, "store_history": False}}
+        run(sh, "_snippet = 1\ndel _snippet")  # e.g. elastic_lite.set_notebook(...)
+        run(sh, "_snippet = 2\ndel _snippet")
+        Kernel.parent = {"content": {"silent": False, "store_history": True}}
+        run(sh, "b = a + 1")
+        assert [c.count for c in rec.cells] == [start, start + 1]  # as the prompts show them
+        assert sh.execution_count == start + 4  # the shell counted all four
+    finally:
+        del sh.kernel
+    capsys.readouterr()

@@ -2,13 +2,15 @@
 // (validation happens there, once, before anything is unpickled), then CODE run exactly as
 // the notebook's next cell would run it (stdout printed, the value of a final expression
 // shown like Out[n]). Damaged and refused records are reported by variable name while the
-// rest restore. Exit 1 if nothing could be restored or CODE raised.
+// rest restore; what the checkpoint planned for replay is recomputed by re-running the
+// recorded cells (for a checkpoint FILE only with --trust). Exit 1 if nothing could be
+// restored or CODE raised.
 //
 // With -c, stdout carries only CODE's output (so `x=$(elastic-lite restore NAME -c ...)`
 // works); the restore summary and timings go to stderr.
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
-import { fmtMs, problemLine, recordLabel, restoredNothing } from '../../shared/report.mjs';
+import { fmtMs, problemLine, recomputedLines, recordLabel, replayOutputs, restoredNothing } from '../../shared/report.mjs';
 import { resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
 import { startSession } from '../pyodide-session.mjs';
 import { timed } from '../progress.mjs';
@@ -18,11 +20,13 @@ export default {
   usage: 'restore NAME|FILE [-c CODE] [--trust]',
   description: 'Exit status 1 when nothing could be restored or CODE raised (its traceback is printed).\n' +
     'Damaged records are reported by variable name; the others are restored.\n' +
+    'What could not be saved is recomputed by re-running the recorded cells that made it (a FILE: only with --trust).\n' +
     'Records that would call code-running globals (os.system, eval, ...; see inspect) are refused\n' +
     'unless --trust. Not a sandbox: trust only checkpoints you made yourself.',
   options: {
     code: { type: 'string', short: 'c', help: 'Python to run in the restored namespace, as the next cell' },
-    trust: { type: 'boolean', help: 'also load records that would call code-running globals (only for your own checkpoints)' },
+    trust: { type: 'boolean', help: 'also load records that would call code-running globals, and replay a FILE\'s cells (only for your own checkpoints)' },
+    'no-replay': { type: 'boolean', help: 'do not re-run recorded cells: what the checkpoint did not save stays missing' },
   },
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw usageError('restore needs one checkpoint NAME (or FILE).');
@@ -31,7 +35,7 @@ export default {
     const session = await timed(timings, 'interpreter_start_ms', 'starting Python (Pyodide)', () => startSession({ echo: !ctx.json, store: ctx.store() }));
     const { kwargs, data } = hostArgs(src);
     const report = await timed(timings, 'restore_ms', 'restoring variables',
-      () => session.call('restore', { ...kwargs, trust: !!ctx.values.trust }, { data }));
+      () => session.call('restore', { ...kwargs, trust: !!ctx.values.trust, replay: !ctx.values['no-replay'] }, { data }));
     Object.assign(timings, report.timings);
     const code = ctx.values.code;
     // Where the human summary goes: stdout normally, stderr when stdout belongs to CODE.
@@ -43,7 +47,8 @@ export default {
     if (!nothing || report.problems.length > 1) human(summary(src.label, report));
     if (!nothing) {
       human(`Timings: interpreter start ${fmtMs(timings.interpreter_start_ms)}, store read ${fmtMs(timings.read_ms)}, ` +
-        `validate and unpickle ${fmtMs(timings.load_ms)}`);
+        `validate and unpickle ${fmtMs(timings.load_ms)}` +
+        (report.replay?.cells?.length ? `, replay ${fmtMs(timings.replay_ms)}` : ''));
     }
     for (const w of report.warnings ?? []) ctx.warn(w);
 
@@ -71,6 +76,11 @@ function summary(label, report) {
     (names.length ? `: ${names.join(', ')}` : '.')];
   const imports = (report.modules ?? []).filter((m) => m.ok).map((m) => m.name);
   if (imports.length) lines.push(`Re-imported: ${imports.join(', ')}`);
+  const recomputed = recomputedLines(report);
+  if (recomputed.length) lines.push('Recomputed by replay:', ...recomputed.map((l) => `  ${l}`));
+  for (const { count, output } of replayOutputs(report)) {
+    lines.push(`Output of cell [${count}] (re-run):`, ...output.replace(/\n$/, '').split('\n').map((l) => `  ${l}`));
+  }
   if (report.problems.length) {
     lines.push('NOT restored:', table([{ title: 'VARIABLE' }, { title: 'PROBLEM' }, { title: 'REASON' }],
       report.problems.map((p) => [recordLabel(p.names), p.kind, p.message])));

@@ -2,7 +2,8 @@
 // Pyodide, in order, each through elastic_lite.host.run_cell, stopping at the first cell that
 // raises (its number and traceback are printed, nothing is saved); then host.checkpoint the
 // session into the store and print what was saved (variable, type, serializer, size, time),
-// what was skipped and why, and how long each phase took.
+// what was skipped and why, what a restore will recompute by re-running which cells (the
+// cells are recorded as they run), and how long each phase took.
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
@@ -20,6 +21,7 @@ export default {
   options: {
     name: { type: 'string', help: 'checkpoint name (default: the notebook file name without .ipynb)' },
     'keep-last': { type: 'string', arg: 'n', help: 'keep only the newest N checkpoints of this notebook' },
+    'no-replay': { type: 'boolean', help: 'plan no replay: what cannot be saved is skipped, not recomputed on restore' },
   },
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw usageError('run needs one NOTEBOOK.ipynb.');
@@ -40,7 +42,7 @@ export default {
     for (const cell of nb.cells) {
       const label = `cell ${cell.number}`;
       const running = phase(`running ${label} of ${notebook}`);
-      const r = await session.runCell(cell.source, label);
+      const r = await session.runCell(cell.source, label, cell.number);
       const ms = running.end(r.ok ? 'done' : 'failed');
       timings.execute_ms += ms;
       for (const w of r.warnings) ctx.warn(w);
@@ -54,7 +56,7 @@ export default {
     }
 
     const p = phase('serializing the session');
-    const report = await session.call('checkpoint', { name, notebook }, {
+    const report = await session.call('checkpoint', { name, notebook, replay: !ctx.values['no-replay'] }, {
       progress: (ev) => p.tick(ev.phase === 'store' ? `writing checkpoint "${name}"`
         : `group ${Math.min(ev.done + 1, ev.total)} of ${ev.total}`),
     });
@@ -63,14 +65,24 @@ export default {
     ctx.emit({ ...report, store: ctx.storeDir, notebook: path.resolve(file), cells: cells.map(({ traceback, ...c }) => c), timings });
     if (!report.ok) throw new CliError(problemLine(`checkpoint "${name}"`, report.problems[0]), EXIT.FAILED);
     const { variables, skipped } = report;
+    const recompute = report.replay?.recompute ?? [];
     ctx.say(`\nCheckpoint "${name}" saved to ${ctx.storeDir} (${fmtBytes(report.size)}, ` +
-      `${variables.length} variables, ${skipped.length} skipped).\n`);
+      `${variables.length} variables, ${skipped.length} skipped` +
+      `${recompute.length ? `, ${recompute.length} recomputed on restore` : ''}).\n`);
     ctx.say(variableTable(variables));
     if (skipped.length) {
       ctx.say('\nSkipped (not in the checkpoint):');
       ctx.say(table([{ title: 'VARIABLE' }, { title: 'TYPE' }, { title: 'REASON' }],
         skipped.map((s) => [s.name, s.type, s.reason])));
     }
+    if (recompute.length) {
+      ctx.say('\nRecomputed on restore (not stored), by re-running the cells that made them:');
+      ctx.say(table([{ title: 'VARIABLE' }, { title: 'TYPE' }, { title: 'CELLS' }],
+        recompute.map((r) => [r.name, r.type ?? '?', r.cells.map((c) => `[${c}]`).join(' ')])));
+    }
+    const notes = [...(report.replay?.skipped ?? []).map((s) => `${s.name}: ${s.message}`),
+      ...(report.replay?.flagged ?? []).map((f) => f.message)];
+    if (notes.length) ctx.say(`\nReplay:\n${notes.map((l) => `  ${l}`).join('\n')}`);
     if (report.walk?.truncated) ctx.say(`\nNote: ${report.walk.truncated}`);
     ctx.say(`\nTimings: interpreter start ${fmtMs(timings.interpreter_start_ms)}, execute ${fmtMs(timings.execute_ms)}, ` +
       `serialize ${fmtMs(timings.serialize_ms)}, store write ${fmtMs(timings.store_ms)}`);

@@ -244,7 +244,10 @@ export class ElasticLiteController {
   private _changed = new Signal<this, string>(this);
 }
 
-/** One line about a checkpoint or restore report: the variables, and what did not make it. */
+/**
+ * One line about a checkpoint or restore report: the variables, what replay recomputes (or
+ * did), and what did not make it.
+ */
 export function describe(report: IReport, label = ''): string {
   const names: string[] = (report.variables ?? report.restored ?? []).map((v: { name: string }) => v.name);
   const shown = names.slice(0, 8).join(', ') + (names.length > 8 ? ', …' : '');
@@ -254,6 +257,13 @@ export function describe(report: IReport, label = ''): string {
   }
   if (typeof report.timings?.total_ms === 'number') {
     parts.push(`${Math.round(report.timings.total_ms)} ms`);
+  }
+  // Recomputed by re-running recorded cells: planned (a checkpoint) or done (a restore).
+  const replayed = ((report.op === 'restore' ? report.recomputed : report.replay?.recompute) ?? []) as
+    { name: string; cells: number[] }[];
+  if (replayed.length) {
+    const what = replayed.map(r => `${r.name} (cells ${r.cells.map(c => `[${c}]`).join(', ')})`).join('; ');
+    parts.push(`${report.op === 'restore' ? 'recomputed by replay' : 'recomputed on restore'}: ${what}`);
   }
   const skipped = (report.skipped ?? []) as { name: string; reason: string }[];
   if (skipped.length) {

@@ -54,8 +54,11 @@ _out(await elastic_lite.host.call(${py(op)}, ${py(JSON.stringify(kwargs))}, ${by
 
 // Ties the kernel's later checkpoints to the notebook: `%checkpoint` and
 // `elastic_lite.checkpoint(name)` in a cell then carry `meta.notebook`, so the sidebar lists
-// them with the notebook's own and the restore offer after a reload can pick them.
+// them with the notebook's own and the restore offer after a reload can pick them. It also
+// starts the session recorder (idempotent): the cells run from then on are the history a
+// checkpoint carries, and restore recomputes by replaying them what could not be saved.
 export function setNotebookCode(notebook: string): string {
   return wrap(`elastic_lite.set_notebook(${py(notebook)})
+elastic_lite.record_session()
 _out(_json.dumps({"ok": True}))`);
 }

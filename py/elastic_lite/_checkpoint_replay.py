@@ -1,0 +1,220 @@
+"""Replay wired into checkpoint and restore: what `elastic_lite.host` calls around the snapshot
+loop and after unpickling (docs/INTERFACES.md, "Session history and replay").
+
+Checkpoint (`prepare`, before the snapshot loop runs):
+1. the session recorder of the namespace gives its history (`Recorder.checkpoint_json`:
+   names a running cell wrote, or that changed outside recorded cells, count as unknown);
+2. values pickle gets wrong or cannot save at all — open files, database connections and
+   cursors, sockets, generators and other iterators (`replay_first`) — are left out of the
+   pickled state when the recorded cells can recreate them from the other variables;
+3. once the loop has written every group (its manifest callback, `CheckpointReplay.manifest`),
+   the final plan is made over what really was saved, for those left out and for every
+   variable no serializer could save; it goes into the manifest as "replay", and the history
+   becomes the checkpoint's history record.
+
+Restore (`replay_after_restore`, after load_snapshot): if the person's trust decision lets
+the checkpoint's code run (their own checkpoint, or trust confirmed), the plan's cells are
+re-run in the restored namespace (`_replay.replay`); then the namespace's recorder continues
+the checkpoint's history, so the next checkpoint can still recompute what this one could.
+`restore_fields` turns the outcome into the restore report's fields (one report schema).
+"""
+
+import io
+import time
+
+from ._capture import capture
+from ._replay import PlanError, _label_list, plan_replay, replay
+from ._report import problem, type_name
+from ._session import HistoryError, is_stateful, recorder_for
+
+SECTION = "replay"  # the manifest field holding {"plan", "types"}
+
+
+def replay_first(value):
+    """Values left out of the pickled state when replay can recreate them: database
+    connections and cursors, sockets, generators and iterators (an iterator's position is
+    what the recorded `next()` calls made). In-memory buffers (StringIO, BytesIO) pickle
+    exactly and stay pickled."""
+    return is_stateful(value) and not isinstance(value, (io.StringIO, io.BytesIO))
+
+
+def is_file(value):
+    """A real file: never pickled while the session is recorded — cloudpickle would save a
+    StringIO copy of its contents, dill a handle that restore refuses (io.open)."""
+    return isinstance(value, io.IOBase) and not isinstance(value, (io.StringIO, io.BytesIO))
+
+
+class CheckpointReplay:
+    """The replay side of one checkpoint: `names` for the snapshot loop (None: all), the
+    `history` record, the `manifest` callback, and afterwards `report()`."""
+
+    def __init__(self, history, enabled, allow, left_out, names):
+        self.history = history
+        self.enabled = enabled
+        self.allow = allow
+        self.left_out = left_out  # name -> (type name, "file" | "closed file" | "replay")
+        self.names = names
+        self.plan = None
+        self.types = {}
+        self.ms = 0.0
+
+    def manifest(self, groups, skipped, modules):
+        """The manifest's "replay" field, once every group is written: the plan for what was
+        left out and what no serializer could save, over what really was saved. `skipped`
+        (the snapshot's list of what it did not save) is edited to match: variables the plan
+        recreates leave it, those left out that it cannot recreate join it."""
+        t0 = time.perf_counter()
+        saved = {n for g in groups for n in g.names} | {m["name"] for m in modules}
+        targets = {n: "unsaveable" for n, (_, why) in self.left_out.items()
+                   if why != "closed file"}
+        self.types = {n: t for n, (t, _) in self.left_out.items()}
+        why_not_saved = {n: ("an open file is never pickled" if why == "file" else
+                             "left out to be recomputed by replay")
+                         for n, (_, why) in self.left_out.items()}
+        for s in skipped:
+            targets.setdefault(s["name"], "unsaveable")
+            self.types.setdefault(s["name"], s.get("type"))
+            why_not_saved.setdefault(s["name"], s.get("reason"))
+        plan = self.plan = plan_replay(self.history, saved, targets, enabled=self.enabled,
+                                       allow=self.allow)
+        kept = [s for s in skipped if s["name"] not in plan.targets]
+        for name, (type_, why) in self.left_out.items():
+            if name in plan.targets:
+                continue
+            if why == "closed file":
+                reason = "a closed file: nothing to save"
+            else:
+                what = ("an open file is never pickled (its contents would be saved, not the "
+                        "file)" if why == "file" else "left out to be recomputed by replay")
+                reason = f"{what}; it cannot be recomputed: {plan.skipped.get(name)}"
+            kept.append({"name": name, "type": type_, "reason": reason})
+        skipped[:] = kept
+        self.ms += (time.perf_counter() - t0) * 1000.0
+        return {SECTION: {"plan": plan.to_json(), "types": self.types,
+                          "left_out": sorted(self.left_out),
+                          "not_saved": {n: why_not_saved[n] for n in plan.targets}}}
+
+    def report(self):
+        """The checkpoint report's "replay" field (docs/INTERFACES.md, "Report schema")."""
+        plan = self.plan
+        if plan is None:  # the snapshot did not get as far as its manifest
+            return None
+        return {
+            "enabled": plan.enabled,
+            "left_out": sorted(self.left_out),
+            "recompute": [{"name": n, "type": self.types.get(n), "cells": t["counts"],
+                           "why": t["why"],
+                           "message": f"will be recomputed by re-running {_label_list(t['counts'])}"}
+                          for n, t in plan.targets.items()],
+            "skipped": [{"name": n, "type": self.types.get(n), "reason": r,
+                         "message": f"stays skipped: {r}"} for n, r in plan.skipped.items()],
+            "flagged": [{"cell": s["count"], "effects": sorted({k for k, _, _ in s["effects"]}),
+                         "message": f"cell [{s['count']}] has side effects ("
+                                    + ", ".join(sorted({k for k, _, _ in s["effects"]}))
+                                    + "): it will be re-run on restore and reported"}
+                        for s in plan.flagged],
+            "choices": list(plan.choices),
+            "ms": self.ms,
+        }
+
+
+def prepare(namespace, names=None, *, enabled=True, allow=None):
+    """The replay side of a checkpoint of `namespace`, or None when no recorder follows it
+    (nothing was recorded: the checkpoint is as before, with no history record)."""
+    rec = recorder_for(namespace)
+    if rec is None:
+        return None
+    t0 = time.perf_counter()
+    history = rec.checkpoint_json()
+    if not history["cells"]:
+        return None
+    cap = capture(namespace, names)
+    candidates = {n: v for n, v in cap.variables.items() if replay_first(v)}
+    left_out = {}
+    for n, v in candidates.items():
+        if is_file(v):  # left out whether or not replay can recreate it
+            closed = getattr(v, "closed", False) is True
+            left_out[n] = (type_name(v), "closed file" if closed else "file")
+    if enabled and candidates:
+        saved = (set(cap.variables) - set(candidates)) | {m["name"] for m in cap.modules}
+        first = plan_replay(history, saved, list(candidates), allow=allow)
+        for n in first.targets:
+            left_out.setdefault(n, (type_name(candidates[n]), "replay"))
+    take = None
+    if left_out:  # the names the snapshot loop takes: everything capture took but those
+        take = [n for n in [*cap.variables, *(m["name"] for m in cap.modules),
+                            *(s["name"] for s in cap.skipped)] if n not in left_out]
+    prep = CheckpointReplay(history, enabled, allow, left_out, take)
+    prep.ms = (time.perf_counter() - t0) * 1000.0
+    return prep
+
+
+async def replay_after_restore(manifest, history, namespace, *, permitted=True, why_not=None,
+                               enabled=True, allow=None):
+    """Replay the plan of a restored checkpoint in `namespace` (`permitted`: the trust
+    decision allows running the checkpoint's code; `why_not` says why it does not) and let
+    the namespace's recorder continue its history. Returns (ReplayReport or None, section,
+    warnings): `section` is the manifest's "replay" field ({} if none). Never raises."""
+    warnings = []
+    section = _mapping(manifest.get(SECTION)) if isinstance(manifest, dict) else {}
+    outcome = None
+    if section and history is not None:
+        try:
+            outcome = await replay(section.get("plan"), history, namespace,
+                                   enabled=enabled and permitted, allow=allow,
+                                   off_reason=None if permitted else why_not)
+        except (PlanError, HistoryError, ValueError) as exc:
+            warnings.append(f"the checkpoint's replay plan could not be used ({exc}); "
+                            "nothing was recomputed")
+    if history is not None:
+        try:
+            recorder_for(namespace, create=True).load(history)
+        except HistoryError as exc:
+            warnings.append(f"the checkpoint's session history could not be read ({exc}); "
+                            "recording starts afresh")
+    return outcome, section, warnings
+
+
+def restore_fields(report, outcome, section, namespace):
+    """Merge a replay's outcome into a host restore report: `recomputed`, `replay`, a
+    `failed` problem (code "replay") per variable that could not be recomputed, a `skipped`
+    entry for each planned one that was not (replay off, or not trusted), a warning per
+    re-run cell with side effects. `section`: the manifest's "replay" field."""
+    if outcome is None:
+        return report
+    d = outcome.to_dict()
+    report["replay"] = d
+    report["recomputed"] = [{"name": r["name"], "type": type_name(namespace.get(r["name"])),
+                             "cells": r["cells"], "message": r["message"]}
+                            for r in d["recomputed"]]
+    types = _mapping(section.get("types"))
+    not_saved = _mapping(section.get("not_saved"))
+    left_out = section.get("left_out") if isinstance(section.get("left_out"), list) else []
+    done = {r["name"] for r in d["recomputed"]} | {f["name"] for f in d["failed"]}
+    skipped = [s for s in report.get("skipped") or [] if s["name"] not in done]
+    listed = {s["name"]: s for s in skipped}
+    for s in d["skipped"]:
+        entry = listed.get(s["name"])
+        if entry is None:  # planned, but not run: replay off, or not trusted
+            why = not_saved.get(s["name"]) or "not saved"
+            skipped.append({"name": s["name"], "type": types.get(s["name"]) or "?",
+                            "reason": f"{why}; not recomputed: {s['reason']}"})
+        elif s["name"] not in left_out:  # (a left-out one's reason says it already)
+            entry["reason"] = f"{entry['reason']}; not recomputed: {s['reason']}"
+    report["skipped"] = skipped
+    for f in d["failed"]:
+        report["problems"].append(problem("failed", f"not recomputed: {f['reason']}",
+                                          names=[f["name"]], code="replay"))
+        report["ok"] = False
+    for c in d["cells"]:
+        if c["ran"] and c["effects"]:
+            kinds = ", ".join(sorted({e[0] for e in c["effects"]}))
+            report["warnings"].append(f"cell [{c['count']}] was re-run to recompute variables; "
+                                      f"it has side effects ({kinds})")
+    report["warnings"].extend(d["warnings"])
+    report["timings"]["replay_ms"] = d["ms"]
+    return report
+
+
+def _mapping(value):
+    return value if isinstance(value, dict) else {}

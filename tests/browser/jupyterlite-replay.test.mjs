@@ -1,0 +1,90 @@
+// Replay in the real JupyterLite kernel (build/lite, Chromium, offline): the extension starts
+// the session recorder when it ties the kernel to the notebook, so the person's cells are
+// recorded through IPython's own events. A generator advanced by a later cell and an
+// in-memory sqlite3 database are left out of the checkpoint (the toolbar's Checkpoint says
+// they will be recomputed, by which cells); after a kernel restart, Restore re-runs exactly
+// those cells in the fresh kernel: next() continues from the same item, the table is filled,
+// and the sidebar's restore report says what was recomputed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  answerRestoreOffer, cell, clickCheckpoint, openNotebook, openSidebar, openSite,
+  restartKernelFromMenu, runCell, waitForStatus,
+} from './jupyterlite-page.mjs';
+
+const TIMEOUT = 600_000;
+
+/** A new code cell after the notebook's last one, holding `lines` (typed, one per line). */
+async function addCell(page, lines) {
+  const n = await page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell').count();
+  await cell(page, n - 1).locator('.jp-InputPrompt').click();
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('b'); // a new cell below, selected
+  await page.keyboard.press('Enter'); // edit it
+  for (const [i, line] of lines.entries()) {
+    if (i) await page.keyboard.press('Enter');
+    await page.keyboard.type(line);
+  }
+  await page.keyboard.press('Escape');
+  return n;
+}
+
+/** Waits until the kernel records cells (the extension's set_notebook snippet has run). */
+async function waitForRecorder(page) {
+  // (Cells run before the extension has installed elastic_lite in the new kernel are not
+  // recorded: the probe waits for that, without importing anything itself.)
+  const probe = await addCell(page, [
+    'import sys',
+    'print("recording:", "elastic_lite._session" in sys.modules and sys.modules["elastic_lite._session"].recorder_for(get_ipython().user_ns) is not None)',
+  ]);
+  for (let i = 0; i < 20; i += 1) {
+    const out = await runCell(page, probe, /recording: (True|False)/);
+    if (/recording: True/.test(out)) return;
+    await page.waitForTimeout(1000);
+  }
+  throw new Error('the kernel never started recording cells (elastic_lite.record_session)');
+}
+
+test('JupyterLite: a generator and an sqlite3 database come back by replay after a kernel restart', { timeout: TIMEOUT }, async () => {
+  const site = await openSite();
+  const { page, browser } = site;
+  try {
+    await openNotebook(page, site.url);
+    await waitForRecorder(page);
+    const made = await addCell(page, [
+      'import sqlite3',
+      'squares = (n * n for n in range(10))',
+      'print("first", next(squares))',
+    ]);
+    await runCell(page, made, 'first 0');
+    const filled = await addCell(page, [
+      'con = sqlite3.connect(":memory:")',
+      'con.execute("create table t (x)")',
+      'con.executemany("insert into t values (?)", [(1,), (2,), (3,)])',
+      'print("second", next(squares))',
+    ]);
+    await runCell(page, filled, 'second 1');
+    // The execution counts the notebook shows (the extension's own snippets take numbers too).
+    const count = async (n) => Number((await cell(page, n).locator('.jp-InputPrompt').innerText()).match(/\d+/)[0]);
+    const cells = `cells [${await count(made)}], [${await count(filled)}]`;
+
+    await openSidebar(page);
+    const saved = await clickCheckpoint(page);
+    assert.match(saved, new RegExp(`recomputed on restore: squares \\(${cells.replace(/[[\]]/g, '\\$&')}\\); con`), `${saved} (prompts: ${cells})`);
+
+    await restartKernelFromMenu(page);
+    await answerRestoreOffer(page, 'Restore');
+    const restored = await waitForStatus(page, /^Restored /);
+    assert.match(restored, new RegExp(`recomputed by replay: squares \\(${cells.replace(/[[\]]/g, '\\$&')}\\); con`), restored);
+
+    const check = await addCell(page, [
+      'print("next", next(squares), con.execute("select sum(x) from t").fetchone()[0])',
+    ]);
+    const out = await runCell(page, check, /next \d+ \d+/);
+    assert.equal(out, 'next 4 6', 'the generator continues from the same item; the table is filled');
+    browser.assertOffline();
+  } finally {
+    await site.close();
+  }
+});
