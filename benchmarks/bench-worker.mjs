@@ -1,0 +1,164 @@
+// The Chromium half of `npm run bench` (benchmarks/bench.mjs): a module worker running
+// Pyodide with Elastic Lite and the IndexedDB store, as the demo's and JupyterLite's kernels
+// do. benchmarks/bench.mjs calls `self.bench.<op>(args)` here through Playwright and times
+// nothing itself: every figure is measured here, wall clock (performance.now), because
+// IndexedDB works in other threads and processes.
+//
+// The floors are measured here too, on the same bytes, in the same worker:
+//   raw put  = pickle.dumps' bytes copied out of Python's memory in 4 MiB slices (a copy is
+//              unavoidable: structured clone of a view of wasm memory would clone all of it)
+//              and put into a plain object store in ONE transaction, durability 'strict'
+//              (what the IndexedDB store uses), until the transaction has committed;
+//   raw get  = getAll of those slices, copied into one Python buffer (again unavoidable:
+//              Python reads only its own memory), then pickle.loads.
+import { loadPyodide } from '../node_modules/pyodide/pyodide.mjs';
+import { installElasticLite } from '../js/pyodide-glue.mjs';
+import { IndexedDBStore } from '../js/store/indexeddb.mjs';
+
+const PYODIDE_URL = new URL('../node_modules/pyodide/', import.meta.url).href;
+const WHEELS_URL = new URL('../build/wheels/', import.meta.url).href;
+const BENCH_FILES = ['bench_python.py', 'serializer_shapes.py', 'serializer_cases.py', 'serializer_state.py'];
+const RAW_DB = 'elastic-lite-bench-raw';
+const RAW_CHUNK = 4 << 20; // the IndexedDB store's chunk size
+const RAW_KEY = 'raw';
+
+let py = null;
+let B = null; // the bench_python module (PyProxy)
+let rawDb = null;
+
+function request(r) {
+  return new Promise((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
+}
+
+function openRaw() {
+  const open = indexedDB.open(RAW_DB, 1);
+  open.onupgradeneeded = () => open.result.createObjectStore('chunks', { keyPath: ['key', 'seq'] });
+  return request(open);
+}
+
+function transaction(stores, mode, body) {
+  return new Promise((resolve, reject) => {
+    const tx = mode === 'readwrite' ? rawDb.transaction(stores, mode, { durability: 'strict' }) : rawDb.transaction(stores, mode);
+    let result;
+    tx.oncomplete = () => resolve(result);
+    tx.onabort = () => reject(tx.error ?? new Error('raw transaction aborted'));
+    Promise.resolve(body(tx)).then((r) => { result = r; }, (err) => { tx.abort(); reject(err); });
+  });
+}
+
+const range = () => IDBKeyRange.bound([RAW_KEY, 0], [RAW_KEY, Infinity]);
+
+// Calls a Python function and returns plain JS data (dicts become objects).
+async function call(fn, ...args) {
+  let out = fn(...args);
+  if (out && typeof out.then === 'function') out = await out;
+  if (out && typeof out.toJs === 'function') {
+    const js = out.toJs({ dict_converter: Object.fromEntries });
+    out.destroy();
+    return js;
+  }
+  return out;
+}
+
+function wasmHeap() {
+  return py._module.HEAP8.buffer.byteLength;
+}
+
+self.bench = {
+  async init() {
+    const t0 = performance.now();
+    py = await loadPyodide({ indexURL: PYODIDE_URL, stdout: () => {}, stderr: () => {} });
+    self.benchPyodide = py; // for profiling by hand: worker.evaluate('self.benchPyodide.runPython(...)')
+    const store = new IndexedDBStore({ dbName: 'elastic-lite-bench' });
+    (await installElasticLite(py, { wheelsUrl: WHEELS_URL, store })).destroy();
+    py.FS.mkdirTree('/home/pyodide/bench');
+    for (const f of BENCH_FILES) {
+      const res = await fetch(new URL(f, import.meta.url));
+      if (!res.ok) throw new Error(`cannot fetch benchmarks/${f} (HTTP ${res.status})`);
+      py.FS.writeFile(`/home/pyodide/bench/${f}`, new Uint8Array(await res.arrayBuffer()));
+    }
+    const sys = py.pyimport('sys');
+    sys.path.insert(0, '/home/pyodide/bench');
+    const version = sys.version.split(' ')[0];
+    sys.destroy();
+    B = py.pyimport('bench_python');
+    rawDb = await openRaw();
+    return { python: version, pyodide: py.version, startMs: performance.now() - t0, userAgent: navigator.userAgent };
+  },
+
+  setup: ({ row }) => call(B.setup, row),
+  teardown: () => call(B.teardown),
+  stateBytes: () => call(B.state_bytes),
+
+  async dumps() {
+    B.release();
+    const [ms, size] = await call(B.dumps);
+    return { ms, size };
+  },
+
+  async rawPut() {
+    await transaction(['chunks'], 'readwrite', (tx) => { tx.objectStore('chunks').delete(range()); });
+    const bytes = B.dumped();
+    const view = bytes.getBuffer('u8');
+    try {
+      const t0 = performance.now();
+      await transaction(['chunks'], 'readwrite', (tx) => {
+        const chunks = tx.objectStore('chunks');
+        const u8 = view.data;
+        for (let at = 0, seq = 0; at < u8.byteLength; at += RAW_CHUNK, seq += 1) {
+          chunks.put({ key: RAW_KEY, seq, data: u8.slice(at, at + RAW_CHUNK) });
+        }
+      });
+      return { ms: performance.now() - t0, size: view.data.byteLength };
+    } finally {
+      view.release();
+      bytes.destroy();
+    }
+  },
+
+  async rawGetLoads() {
+    B.release();
+    const t0 = performance.now();
+    const rows = await transaction(['chunks'], 'readonly', (tx) => request(tx.objectStore('chunks').getAll(range())));
+    const size = rows.reduce((n, r) => n + r.data.byteLength, 0);
+    const buf = B.alloc(size);
+    const view = buf.getBuffer('u8');
+    let at = 0;
+    for (const r of rows) { view.data.set(r.data, at); at += r.data.byteLength; }
+    view.release();
+    const tGot = performance.now();
+    B.loads(buf);
+    buf.destroy();
+    const t1 = performance.now();
+    return { ms: t1 - t0, getMs: tGot - t0, loadsMs: t1 - tGot, size };
+  },
+
+  async checkpoint({ name }) {
+    await call(B.forget, name);
+    B.release();
+    const t0 = performance.now();
+    const rep = await call(B.checkpoint, name);
+    return { ms: performance.now() - t0, ...rep };
+  },
+
+  async restore({ name }) {
+    B.release();
+    const t0 = performance.now();
+    const rep = await call(B.restore, name);
+    return { ms: performance.now() - t0, ...rep };
+  },
+
+  forget: ({ name }) => call(B.forget, name),
+
+  memory: () => ({ wasmHeap: wasmHeap(), core: B.core_memory() }),
+
+  async runNotebook({ cells }) {
+    const t0 = performance.now();
+    await call(B.run_cells, py.toPy(cells));
+    return { ms: performance.now() - t0 };
+  },
+
+  bind: ({ names }) => call(B.bind, py.toPy(names)),
+
+  history: ({ cells, mib }) => call(B.history, cells, mib),
+};

@@ -1,0 +1,322 @@
+#!/usr/bin/env node
+// `npm run bench`: every figure of issue 10 against its floor, measured in one run.
+//
+//   npm run bench                   # ~25 min on a quiet 2-core machine; prints one table
+//   EL_BENCH_QUICK=1 npm run bench  # smoke run (1 run each, small "large" state, 5 cells)
+//   EL_BENCH_RUNS=N                 # rounds per figure (default 7; ratios: median of the rounds')
+//   EL_BENCH_ONLY=node,native,chromium,large,compute,history   # parts to run (default all)
+//   EL_BENCH_OUT=DIR                # where bench.json goes (default build/bench)
+//
+// Writes bench.json (every figure, every run) and docs/bench.png (the ratios against their
+// floors, with the targets; a QUICK or partial run writes its plot next to bench.json), drawn
+// as SVG and rasterized by the same Chromium.
+//
+// Parts (each measures a figure and its floor side by side, interleaved in rounds, median of N):
+//   node      Pyodide under Node, process CPU time: snapshot() / pickle.dumps and
+//             load_snapshot() / pickle.loads on issue 10's states (+ issue 9's pure-Python
+//             stand-in, + the compute-heavy notebook's state)
+//   native    the same in host CPython for issue 9's numpy + pandas state (no Pyodide wheel)
+//   chromium  Debian's Chromium (headless, a fresh profile, real IndexedDB on disk), a module
+//             worker running Pyodide as the demo and JupyterLite do, wall time:
+//             checkpoint / (pickle.dumps + raw put of those bytes), restore / (raw get +
+//             pickle.loads), the browser's resident memory during a checkpoint, the core's
+//             WebAssembly memory after it
+//   large     a 1 GiB state (16 variables of 64 MiB random bytes) checkpointed and restored
+//   compute   benchmarks/notebooks/compute-heavy.ipynb: re-running it vs restoring its state
+//             into a fresh kernel (a new page)
+//   history   issue 14: a session of cells over a 100 MiB buffer, a checkpoint after each
+//             cell: stored bytes, checkpoint time, checkout time
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createPyodide } from '../js/pyodide-glue.mjs';
+import { startServer, DEMO_MOUNTS } from '../demo/server.mjs';
+import { launchChromium } from '../tests/browser/helpers/chromium.mjs';
+import { sampled } from './bench-memory.mjs';
+import { TARGETS, renderPlot } from './bench-plot.mjs';
+import { ROWS, LABELS, median, ratios, table, historyText } from './bench-report.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.join(HERE, '..');
+const QUICK = !!process.env.EL_BENCH_QUICK;
+const RUNS = Number(process.env.EL_BENCH_RUNS) || (QUICK ? 1 : 7);
+const ONLY = new Set((process.env.EL_BENCH_ONLY || 'node,native,chromium,large,compute,history').split(','));
+const OUT_DIR = process.env.EL_BENCH_OUT || path.join(ROOT, 'build/bench');
+// docs/bench.png only from a full run of every part; anything less plots next to bench.json
+const PLOT = QUICK || process.env.EL_BENCH_ONLY ? path.join(OUT_DIR, 'bench.png') : path.join(ROOT, 'docs/bench.png');
+const MiB = 1 << 20;
+
+const NODE_ROWS = Object.keys(ROWS);
+const CHROMIUM_ROWS = ['dicts', 'instances', 'bytes50', 'bytes20x10', 'mixed199', 'standin'];
+const LARGE = QUICK ? 'blobs:2:32' : 'blobs:16:64';
+
+const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+// The line of an error that says what happened: a Python traceback's last line, else the first.
+const reason = (err) => {
+  const lines = String(err?.message ?? err).split('\n').map((l) => l.trim()).filter(Boolean);
+  const raised = lines.filter((l) => /^[A-Za-z_][\w.]*(Error|Exception)\b.*:/.test(l) && !l.startsWith('at '));
+  return (lines.some((l) => l.includes('Traceback (most recent call last):')) && raised.length ? raised[raised.length - 1] : lines[0]) ?? 'unknown error';
+};
+
+// ---- Node: Pyodide under Node, CPU time ---------------------------------------------------------
+
+async function loadBench(pyodide) {
+  for (const f of ['bench_python.py', 'serializer_shapes.py', 'serializer_cases.py', 'serializer_state.py']) {
+    pyodide.FS.writeFile(`/home/pyodide/${f}`, readFileSync(path.join(HERE, f)));
+  }
+  await pyodide.runPythonAsync('import sys; sys.path.insert(0, "/home/pyodide")');
+  return pyodide.pyimport('bench_python');
+}
+
+async function nodePart() {
+  log(`Pyodide under Node: ${NODE_ROWS.join(', ')} (${RUNS} run(s) each)`);
+  const py = await createPyodide({ stdout: () => {}, stderr: () => {} });
+  const B = await loadBench(py);
+  const rows = [];
+  for (const row of NODE_ROWS) {
+    const r = B.serializer(row, RUNS);
+    const js = r.toJs({ dict_converter: Object.fromEntries });
+    r.destroy();
+    rows.push(js);
+    log(`  ${row}: snapshot ${js.snapshot_ms.toFixed(1)} / dumps ${js.dumps_ms.toFixed(1)} ms, load ${js.load_ms.toFixed(1)} / loads ${js.loads_ms.toFixed(1)} ms`);
+  }
+  B.destroy();
+  return rows;
+}
+
+function nativePart() {
+  const python = path.join(ROOT, '.venv/bin/python');
+  const probe = spawnSync(python, ['-c', 'import numpy, pandas'], { stdio: 'ignore' });
+  if (probe.status !== 0) {
+    log('native: numpy/pandas not in .venv; the issue 9 row is skipped (run `npm run build`)');
+    return [];
+  }
+  log('native CPython: issue9 (numpy + pandas)');
+  const res = spawnSync(python, [path.join(HERE, 'bench_python.py'), 'issue9'],
+    { encoding: 'utf8', env: { ...process.env, EL_BENCH_RUNS: String(RUNS) }, maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
+  if (res.status !== 0) throw new Error(`bench_python.py issue9 failed (exit ${res.status})`);
+  return JSON.parse(res.stdout);
+}
+
+// ---- Chromium ----------------------------------------------------------------------------------
+
+async function openWorker(browser, server) {
+  const page = await browser.newPage();
+  const started = page.waitForEvent('worker');
+  await page.goto(new URL('benchmarks/bench.html', server.url).href);
+  const worker = await started;
+  for (let i = 0; !(await worker.evaluate(() => !!self.bench)); i += 1) {
+    if (i > 600) throw new Error('the benchmark worker did not start (see the browser console)');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const op = (name, args = {}) => worker.evaluate(([n, a]) => self.bench[n](a), [name, args]);
+  const info = await op('init');
+  return { page, op, info };
+}
+
+// One row: a warm-up round (untimed: it also makes what the floors read), then RUNS rounds of
+// the five steps, the order rotated each round so no step always follows the same one.
+async function chromiumRow(op, row, browser) {
+  const names = await op('setup', { row });
+  const name = `bench-${row}`;
+  const steps = {
+    dumps: () => op('dumps'),
+    rawPut: () => op('rawPut'),
+    checkpoint: () => op('checkpoint', { name }),
+    rawGetLoads: () => op('rawGetLoads'),
+    restore: () => op('restore', { name }),
+  };
+  const order = Object.keys(steps);
+  for (const s of order) await steps[s]();
+  const runs = Object.fromEntries(order.map((s) => [s, []]));
+  for (let r = 0; r < RUNS; r += 1) {
+    for (let i = 0; i < order.length; i += 1) {
+      const s = order[(i + r) % order.length];
+      // rotation keeps each floor's input fresh: rawPut/rawGetLoads read what dumps/rawPut
+      // left, which is the same bytes every round
+      runs[s].push(await steps[s]());
+    }
+  }
+  const mem0 = await op('memory');
+  const mem = await sampled(browser.userDataDir, () => op('checkpoint', { name }), 10);
+  const mem1 = await op('memory');
+  await op('forget', { name });
+  const ck = mem.value;
+  const ms = (s) => median(runs[s].map((x) => x.ms));
+  const out = {
+    row, names: names.length, runs,
+    pickle_bytes: runs.dumps[0].size, checkpoint_bytes: ck.size, groups: ck.groups,
+    largest_group: ck.largest_group, dill_groups: ck.dill_groups,
+    dumps_ms: ms('dumps'), raw_put_ms: ms('rawPut'), checkpoint_ms: ms('checkpoint'),
+    raw_get_loads_ms: ms('rawGetLoads'), raw_get_ms: median(runs.rawGetLoads.map((x) => x.getMs)),
+    loads_ms: median(runs.rawGetLoads.map((x) => x.loadsMs)), restore_ms: ms('restore'),
+    serialize_ms: median(runs.checkpoint.map((x) => x.timings.serialize_ms)),
+    store_ms: median(runs.checkpoint.map((x) => x.timings.store_ms)),
+    read_ms: median(runs.restore.map((x) => x.timings.read_ms)),
+    load_ms: median(runs.restore.map((x) => x.timings.load_ms)),
+    memory: { rss_before: mem.before, rss_peak: mem.peak, rss_after: mem.after,
+      peak_extra: mem.peak - mem.before, extra_by_process: mem.extraByType, wasm_heap_before: mem0.wasmHeap, wasm_heap_after: mem1.wasmHeap,
+      core_after: mem1.core },
+  };
+  await op('teardown');
+  return out;
+}
+
+async function chromiumPart(browser, server) {
+  const { page, op, info } = await openWorker(browser, server);
+  log(`Chromium (${info.userAgent.match(/Chrome\/[\d.]+/)?.[0]}), Pyodide ${info.pyodide}: ${CHROMIUM_ROWS.join(', ')}`);
+  const rows = [];
+  for (const row of CHROMIUM_ROWS) {
+    const r = await chromiumRow(op, row, browser);
+    rows.push(r);
+    log(`  ${row}: checkpoint ${r.checkpoint_ms.toFixed(0)} / (dumps ${r.dumps_ms.toFixed(0)} + put ${r.raw_put_ms.toFixed(0)}) ms, `
+      + `restore ${r.restore_ms.toFixed(0)} / (get ${r.raw_get_ms.toFixed(0)} + loads ${r.loads_ms.toFixed(0)}) ms, `
+      + `peak +${(r.memory.peak_extra / MiB).toFixed(0)} MiB`);
+  }
+  await page.close();
+  return { info, rows };
+}
+
+// A state far larger than the others: does it checkpoint at all, how long, how much memory.
+async function largePart(browser, server) {
+  const { page, op } = await openWorker(browser, server);
+  const out = { row: LARGE };
+  try {
+    log(`large state (${LARGE}): setup`);
+    await op('setup', { row: LARGE });
+    const [, count, mib] = LARGE.split(':').map(Number);
+    out.state_bytes = count * mib * MiB;
+    const mem0 = await op('memory');
+    const ck = await sampled(browser.userDataDir, () => op('checkpoint', { name: 'bench-large' }), 20);
+    const mem1 = await op('memory');
+    Object.assign(out, { checkpoint_ms: ck.value.ms, checkpoint_bytes: ck.value.size, largest_group: ck.value.largest_group,
+      timings: ck.value.timings,
+      memory: { rss_before: ck.before, rss_peak: ck.peak, peak_extra: ck.peak - ck.before, extra_by_process: ck.extraByType,
+        wasm_heap_before: mem0.wasmHeap, wasm_heap_after: mem1.wasmHeap, core_after: mem1.core } });
+    log(`  checkpoint ${(ck.value.ms / 1000).toFixed(1)} s, peak +${(out.memory.peak_extra / MiB).toFixed(0)} MiB`);
+    try {
+      const rs = await sampled(browser.userDataDir, () => op('restore', { name: 'bench-large' }), 20);
+      Object.assign(out, { restore_ms: rs.value.ms, restore_timings: rs.value.timings,
+        restore_peak_extra: rs.peak - rs.before });
+      log(`  restore ${(rs.value.ms / 1000).toFixed(1)} s, peak +${((rs.peak - rs.before) / MiB).toFixed(0)} MiB`);
+    } catch (err) {
+      out.restore_error = reason(err);
+      log(`  restore failed: ${out.restore_error}`);
+    }
+    await op('forget', { name: 'bench-large' });
+  } catch (err) {
+    out.error = reason(err);
+    log(`  failed: ${out.error}`);
+  } finally {
+    await page.close();
+  }
+  return out;
+}
+
+function notebookCells(file) {
+  const nb = JSON.parse(readFileSync(file, 'utf8'));
+  return nb.cells.filter((c) => c.cell_type === 'code')
+    .map((c) => (Array.isArray(c.source) ? c.source.join('') : c.source));
+}
+
+// Re-running the notebook in a fresh kernel against restoring its state into another one, and
+// the floor of any pickle-based restore (raw get + pickle.loads) in a third fresh kernel: a
+// fresh kernel's heap has to grow for the whole state, which costs restore and floor alike.
+async function computePart(browser, server) {
+  const cells = notebookCells(path.join(HERE, 'notebooks/compute-heavy.ipynb'));
+  const names = ['N', 'sieve', 'primes', 'steps'];
+  const reruns = []; const restores = []; const floors = [];
+  const out = {};
+  const runs = QUICK ? 1 : Math.min(RUNS, 3);
+  const fresh = async (step) => {
+    const w = await openWorker(browser, server);
+    try {
+      await w.op('bind', { names });
+      return await step(w.op);
+    } finally {
+      await w.page.close();
+    }
+  };
+  for (let r = 0; r < runs; r += 1) {
+    const run = await fresh(async (op) => {
+      const ran = await op('runNotebook', { cells });
+      const ck = await op('checkpoint', { name: 'bench-compute' });
+      out.checkpoint_ms = ck.ms; out.checkpoint_bytes = ck.size;
+      await op('dumps');
+      await op('rawPut'); // what the floor's kernel reads back
+      return ran;
+    });
+    reruns.push(run.ms);
+    const restore = () => fresh((op) => op('restore', { name: 'bench-compute' }));
+    const floor = () => fresh((op) => op('rawGetLoads'));
+    if (r % 2) { floors.push(await floor()); restores.push(await restore()); } else { restores.push(await restore()); floors.push(await floor()); }
+    await fresh((op) => op('forget', { name: 'bench-compute' }));
+    log(`  compute-heavy notebook: re-run ${(run.ms / 1000).toFixed(1)} s, restore ${(restores[r].ms / 1000).toFixed(2)} s, `
+      + `raw get + pickle.loads ${(floors[r].ms / 1000).toFixed(2)} s (fresh kernels)`);
+  }
+  const restoreMs = restores.map((x) => x.ms);
+  return { ...out, rerun_ms: median(reruns), restore_ms: median(restoreMs),
+    read_ms: median(restores.map((x) => x.timings.read_ms)), load_ms: median(restores.map((x) => x.timings.load_ms)),
+    floor_ms: median(floors.map((x) => x.ms)), floor_loads_ms: median(floors.map((x) => x.loadsMs)),
+    speedup: median(reruns.map((x, i) => x / restoreMs[i])), best_speedup: median(reruns.map((x, i) => x / floors[i].ms)),
+    reruns, restores: restoreMs, floors: floors.map((x) => x.ms) };
+}
+
+// Issue 14's session: a 100 MiB buffer that never changes, small variables that do.
+async function historyPart(browser, server) {
+  const { page, op } = await openWorker(browser, server);
+  try {
+    const cells = QUICK ? 5 : 50;
+    log(`history session: ${cells} cells over a 100 MiB buffer`);
+    const h = await op('history', { cells, mib: 100 });
+    log(`  ${historyText(h)}`);
+    return h;
+  } catch (err) {
+    return { error: reason(err) };
+  } finally {
+    await page.close();
+  }
+}
+
+// ---- main --------------------------------------------------------------------------------------
+
+async function main() {
+  if (!existsSync(path.join(ROOT, 'build/wheels/wheels.json'))) {
+    throw new Error('build/wheels/wheels.json is missing: run `npm run build` first');
+  }
+  const started = Date.now();
+  const result = {
+    when: new Date().toISOString().slice(0, 16).replace('T', ' '),
+    machine: `${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)} at start`,
+    quick: QUICK, runs: RUNS, targets: TARGETS,
+  };
+  if (ONLY.has('node')) result.node = await nodePart();
+  if (ONLY.has('native')) result.native = nativePart();
+  const server = await startServer({ port: 0, mounts: { ...DEMO_MOUNTS, '/benchmarks/': HERE } });
+  const browser = await launchChromium();
+  try {
+    if (ONLY.has('chromium')) result.chromium = await chromiumPart(browser, server);
+    if (ONLY.has('large')) result.large = await largePart(browser, server);
+    if (ONLY.has('compute')) result.compute = await computePart(browser, server);
+    if (ONLY.has('history')) result.history = await historyPart(browser, server);
+    result.load_average_end = os.loadavg()[0];
+    result.minutes = (Date.now() - started) / 60000;
+    mkdirSync(OUT_DIR, { recursive: true });
+    writeFileSync(path.join(OUT_DIR, 'bench.json'), JSON.stringify(result, null, 2));
+    const text = table(result);
+    console.log(text);
+    await renderPlot(browser, result, ratios(result), LABELS, PLOT);
+    log(`wrote ${path.join(OUT_DIR, 'bench.json')} and ${PLOT} (${result.minutes.toFixed(1)} min)`);
+    browser.assertOffline();
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(`[bench] failed: ${err.stack ?? err}`);
+  process.exit(1);
+});
