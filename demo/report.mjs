@@ -5,7 +5,7 @@
 // elastic_lite.host's checkpoint and restore reports as they are (docs/INTERFACES.md, "Report
 // schema").
 import { h, formatBytes, formatMs } from './format.mjs';
-import { recordLabel, replayOutputs } from '../js/shared/report.mjs';
+import { recordLabel, replayNotes, replayOutputs } from '../js/shared/report.mjs';
 
 // Where the time went, per operation: [label, timings key].
 const PHASES = {
@@ -84,13 +84,10 @@ function renderReplay(el, report, checkpoint, replayed) {
       h('h4', {}, checkpoint ? 'Recomputed on restore (not saved)' : 'Recomputed by re-running recorded cells'),
       h('ul', {}, replayed.map((r) => h('li', {}, h('code', {}, r.name), r.type ? ` (${r.type})` : '', ': ', r.message))));
   }
-  const notes = checkpoint ? [
-    ...(report.replay?.skipped ?? []).map((s) => [s.name, s.message]),
-    ...(report.replay?.flagged ?? []).map((f) => [null, f.message]),
-  ] : [];
+  const notes = checkpoint ? replayNotes(report.replay) : [];
   if (notes.length) {
     el.append(h('h4', {}, 'Replay notes'),
-      h('ul', {}, notes.map(([name, text]) => h('li', {}, ...(name ? [h('code', {}, name), ': '] : []), text))));
+      h('ul', {}, notes.map(({ name, text }) => h('li', {}, ...(name ? [h('code', {}, name), ': '] : []), text))));
   }
   const outputs = checkpoint ? [] : replayOutputs(report);
   if (outputs.length) {

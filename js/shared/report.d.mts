@@ -18,3 +18,9 @@ export function restoredNothing(report: { ok: boolean; restored?: unknown[] }): 
 export function fmtBytes(n: number | null | undefined): string;
 export function fmtMs(ms: number | null | undefined): string;
 export function exportFileName(name: string): string;
+export function replayNotes(replay: { skipped?: { name: string; message: string }[];
+  flagged?: { message: string }[]; choices?: { names: string[]; reason: string }[] } | null | undefined):
+  { name: string | null; text: string }[];
+export function recomputedLines(report: { recomputed?: { name: string; message: string }[] }): string[];
+export function replayOutputs(report: { replay?: { cells?: { count: number; ran: boolean; output: string }[] } | null }):
+  { count: number; output: string }[];

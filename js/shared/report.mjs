@@ -69,16 +69,17 @@ export function exportFileName(name) {
 }
 
 /**
- * A checkpoint report's replay plan (`report.replay`, null without a recorded session), one
- * line each: what will be recomputed on restore and by which cells, what stays skipped and
- * why, which re-run cells have side effects. The host API's own sentences.
+ * A checkpoint report's replay notes (`report.replay`, null without a recorded session), besides
+ * the variables it will recompute: what stays skipped and why, which cells re-run on restore
+ * have side effects, and the cost model's decisions. [{ name, text }] (name null for a cell's
+ * note); the texts are the host API's own sentences.
  */
-export function replayPlanLines(replay) {
+export function replayNotes(replay) {
   if (!replay) return [];
   return [
-    ...(replay.recompute ?? []).map((r) => `${r.name}: ${r.message}`),
-    ...(replay.skipped ?? []).map((s) => `${s.name}: ${s.message}`),
-    ...(replay.flagged ?? []).map((f) => f.message),
+    ...(replay.skipped ?? []).map((s) => ({ name: s.name, text: s.message })),
+    ...(replay.flagged ?? []).map((f) => ({ name: null, text: f.message })),
+    ...(replay.choices ?? []).map((c) => ({ name: c.names.join(', '), text: c.reason })),
   ];
 }
 

@@ -19,11 +19,13 @@ the checkpoint's history, so the next checkpoint can still recompute what this o
 `restore_fields` turns the outcome into the restore report's fields (one report schema).
 """
 
+import array
 import io
 import time
 
 from ._capture import capture
-from ._replay import PlanError, _label_list, plan_replay, replay
+from ._groups import find_groups, is_notebook_def
+from ._replay import PlanError, _label_list, choose_recompute, plan_replay, replay
 from ._report import problem, type_name
 from ._session import HistoryError, is_stateful, recorder_for
 
@@ -52,7 +54,8 @@ class CheckpointReplay:
         self.history = history
         self.enabled = enabled
         self.allow = allow
-        self.left_out = left_out  # name -> (type name, "file" | "closed file" | "replay")
+        self.left_out = left_out  # name -> (type name, "file" | "closed file" | "replay" | "cost")
+        self.choices = []  # the cost model's decisions (prepare(cost=...)), with reasons
         self.names = names
         self.plan = None
         self.types = {}
@@ -65,11 +68,10 @@ class CheckpointReplay:
         recreates leave it, those left out that it cannot recreate join it."""
         t0 = time.perf_counter()
         saved = {n for g in groups for n in g.names} | {m["name"] for m in modules}
-        targets = {n: "unsaveable" for n, (_, why) in self.left_out.items()
-                   if why != "closed file"}
+        targets = {n: "cost" if why == "cost" else "unsaveable"
+                   for n, (_, why) in self.left_out.items() if why != "closed file"}
         self.types = {n: t for n, (t, _) in self.left_out.items()}
-        why_not_saved = {n: ("an open file is never pickled" if why == "file" else
-                             "left out to be recomputed by replay")
+        why_not_saved = {n: _NOT_SAVED.get(why, "left out to be recomputed by replay")
                          for n, (_, why) in self.left_out.items()}
         for s in skipped:
             targets.setdefault(s["name"], "unsaveable")
@@ -77,6 +79,7 @@ class CheckpointReplay:
             why_not_saved.setdefault(s["name"], s.get("reason"))
         plan = self.plan = plan_replay(self.history, saved, targets, enabled=self.enabled,
                                        allow=self.allow)
+        plan.choices = self.choices
         kept = [s for s in skipped if s["name"] not in plan.targets]
         for name, (type_, why) in self.left_out.items():
             if name in plan.targets:
@@ -85,7 +88,7 @@ class CheckpointReplay:
                 reason = "a closed file: nothing to save"
             else:
                 what = ("an open file is never pickled (its contents would be saved, not the "
-                        "file)" if why == "file" else "left out to be recomputed by replay")
+                        "file)" if why == "file" else why_not_saved[name])
                 reason = f"{what}; it cannot be recomputed: {plan.skipped.get(name)}"
             kept.append({"name": name, "type": type_, "reason": reason})
         skipped[:] = kept
@@ -118,9 +121,53 @@ class CheckpointReplay:
         }
 
 
-def prepare(namespace, names=None, *, enabled=True, allow=None):
+_NOT_SAVED = {"file": "an open file is never pickled",
+              "cost": "not stored: cheaper to recompute than to store (cost model)"}
+
+
+def estimated_bytes(value):
+    """What storing `value` costs, seen cheaply: the buffers that make state large (bytes,
+    arrays, numpy and pandas objects), one level into lists, tuples and dicts; 0 for anything
+    else (small objects are never worth recomputing)."""
+    if isinstance(value, (bytes, bytearray, memoryview, array.array)):
+        return memoryview(value).nbytes
+    module = type(value).__module__ or ""
+    if module.startswith(("numpy", "pandas")):
+        try:
+            usage = getattr(value, "memory_usage", None)
+            if module.startswith("pandas") and callable(usage) and hasattr(value, "columns"):
+                return int(usage(index=True, deep=False).sum())  # a DataFrame
+            nbytes = getattr(value, "nbytes", 0)
+            return int(nbytes) if isinstance(nbytes, int) or hasattr(nbytes, "__index__") else 0
+        except Exception:  # an object whose size cannot be read cheaply: never chosen
+            return 0
+    if type(value) in (list, tuple):
+        return sum(estimated_bytes(v) for v in value if type(v) not in (list, tuple, dict))
+    if type(value) is dict:
+        return sum(estimated_bytes(v) for v in value.values()
+                   if type(v) not in (list, tuple, dict))
+    return 0
+
+
+def _cost_choices(history, cap, namespace, left_out, cost, allow):
+    """The cost model over the groups the snapshot loop will write (a second grouping walk:
+    the price of the option): groups large to store and cheap to recompute are left out."""
+    options = {} if cost is True else dict(cost)
+    variables = {n: v for n, v in cap.variables.items() if n not in left_out}
+    defs = {id(v): n for n, v in variables.items() if is_notebook_def(v, namespace)}
+    groups = [{"names": list(g), "bytes": sum(estimated_bytes(variables[n]) for n in g)}
+              for g in find_groups(variables, namespace, defs).groups]
+    saved = set(variables) | {m["name"] for m in cap.modules}
+    targets = [n for n, (_, why) in left_out.items() if why != "closed file"]
+    _, choices = choose_recompute(history, groups, saved, targets, allow=allow, **options)
+    return choices
+
+
+def prepare(namespace, names=None, *, enabled=True, allow=None, cost=None):
     """The replay side of a checkpoint of `namespace`, or None when no recorder follows it
-    (nothing was recorded: the checkpoint is as before, with no history record)."""
+    (nothing was recorded: the checkpoint is as before, with no history record). `cost`:
+    True (or choose_recompute's options: bytes_per_ms, min_bytes, factor) to also leave out
+    groups that are large to store and cheap to recompute."""
     rec = recorder_for(namespace)
     if rec is None:
         return None
@@ -140,11 +187,19 @@ def prepare(namespace, names=None, *, enabled=True, allow=None):
         first = plan_replay(history, saved, list(candidates), allow=allow)
         for n in first.targets:
             left_out.setdefault(n, (type_name(candidates[n]), "replay"))
+    choices = []
+    if enabled and cost:
+        choices = _cost_choices(history, cap, namespace, left_out, cost, allow)
+        for choice in choices:
+            if choice["chosen"]:
+                for n in choice["names"]:
+                    left_out[n] = (type_name(cap.variables[n]), "cost")
     take = None
     if left_out:  # the names the snapshot loop takes: everything capture took but those
         take = [n for n in [*cap.variables, *(m["name"] for m in cap.modules),
                             *(s["name"] for s in cap.skipped)] if n not in left_out]
     prep = CheckpointReplay(history, enabled, allow, left_out, take)
+    prep.choices = choices
     prep.ms = (time.perf_counter() - t0) * 1000.0
     return prep
 

@@ -200,6 +200,7 @@ def checkpoint_text(rep):
     planned = [f"{r['name']}: {r['message']}" for r in replay.get("recompute") or []]
     planned += [f"{r['name']}: {r['message']}" for r in replay.get("skipped") or []]
     planned += [f["message"] for f in replay.get("flagged") or []]
+    planned += [f"{', '.join(c['names'])}: {c['reason']}" for c in replay.get("choices") or []]
     if planned:
         parts.append("replay on restore:\n  " + "\n  ".join(planned))
     firsts = [v for v in rows if v["bytes"] is not None]

@@ -126,11 +126,13 @@ def _data_records(info):
 # --- checkpoint ---------------------------------------------------------------------------
 
 async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, progress=None,
-                     replay=True):
+                     replay=True, recompute_large=False):
     """Snapshot the namespace into the store as `name`. progress(event): {"phase":
     "serialize", "done", "total", "names"} before each group, then {"phase": "store"}.
     With a recorded session, the history goes along and what cannot (or should not) be
-    pickled is planned for replay on restore (`replay=False`: planned for nothing)."""
+    pickled is planned for replay on restore (`replay=False`: planned for nothing);
+    `recompute_large` (True, or the cost model's options) also leaves out variables that are
+    large to store and cheap to recompute by deterministic cells (report: replay.choices)."""
     t0 = _now()
     name = name or _store.DEFAULT_NAME
     notebook = _store.get_notebook() if notebook is None else notebook
@@ -145,7 +147,7 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
             _emit(progress, phase="store")
 
     ns = default_namespace() if namespace is None else namespace
-    plan = _checkpoint_replay.prepare(ns, names, enabled=bool(replay))
+    plan = _checkpoint_replay.prepare(ns, names, enabled=bool(replay), cost=recompute_large)
     try:
         snap = await _store.checkpoint(
             name, namespace=ns, names=names if plan is None or plan.names is None else plan.names,

@@ -5,6 +5,7 @@
 // only with --trust; --no-replay turns it off for a checkpoint and for a restore.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { runCli, tempWorkdir, NOTEBOOKS } from './cli-helpers.mjs';
 
@@ -63,4 +64,18 @@ test('a checkpoint file replays only with --trust; --no-replay turns replay off'
   assert.equal(planned.code, 0, planned.stderr);
   assert.doesNotMatch(planned.stdout, /Recomputed on restore/);
   assert.match(planned.stdout, /^ {2}squares: stays skipped: replay is turned off for this checkpoint/m);
+});
+
+test('run --recompute-large: a large variable cheap to recompute is not stored, restore recomputes it', async () => {
+  const dir = await tempWorkdir();
+  const code = (source) => ({ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null });
+  await fs.writeFile(path.join(dir, 'big.ipynb'), JSON.stringify({
+    nbformat: 4, metadata: {}, cells: [code('table = bytes(range(256)) * 131072  # 32 MiB, made in a few ms: storing it costs 10x more')],
+  }));
+  const r = await runCli(['run', 'big.ipynb', '--recompute-large'], { cwd: dir });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /Checkpoint "big" saved to .* \((\d+(\.\d+)? KiB|\d+ B), 0 variables, 0 skipped, 1 recomputed on restore\)/);
+  assert.match(r.stdout, /^ {2}table: not stored: recomputed by re-running cell \[1\] \(\d+ ms recorded\) instead of storing 33554432 bytes/m);
+  const back = await runCli(['restore', 'big', '-c', 'print(len(table), table[:3])'], { cwd: dir });
+  assert.equal(back.stdout, "33554432 b'\\x00\\x01\\x02'\n", back.stderr);
 });

@@ -290,3 +290,32 @@ def test_no_recorder_no_history_and_nothing_changes():
     assert rep["replay"] is None and by_name(rep["skipped"])["gen"]
     back = run(host.restore("plain", namespace=fresh()))
     assert back["replay"] is None and back["recomputed"] == []
+
+
+def test_the_cost_model_leaves_out_what_is_cheaper_to_recompute(nb):
+    nb.cell("import os\nsize = 8 << 20")
+    nb.cell("table = bytes(range(256)) * (size // 256)")  # 8 MiB, made in about a millisecond
+    nb.cell("noise = os.urandom(size)")  # as large, but it would not come back the same
+    nb.cell("small = list(range(10))")
+    plain = run(host.checkpoint("plain", namespace=nb.ns))
+    assert plain["replay"]["choices"] == [] and plain["size"] > 16 << 20
+    # A slow store (10 MB/s) so that no scheduling hiccup of this shared machine makes the
+    # recorded run time of cell [2] look costlier than storing 8 MiB.
+    rep = run(host.checkpoint("cost", namespace=nb.ns, recompute_large={"bytes_per_ms": 10_000}))
+    choices = {c["names"][0]: c for c in rep["replay"]["choices"]}
+    assert choices["table"]["chosen"] and choices["table"]["cells"] == [2]  # size is restored
+    assert choices["table"]["reason"].startswith("not stored: recomputed by re-running cell [2]")
+    assert not choices["noise"]["chosen"]
+    assert "uses randomness" in choices["noise"]["reason"]
+    assert "small" not in choices  # under the 1 MiB threshold: never a candidate
+    assert by_name(rep["replay"]["recompute"])["table"]["why"] == "cost"
+    assert "table" not in {v["name"] for v in rep["variables"]}
+    assert 8 << 20 < rep["size"] < 9 << 20  # noise stored, table not
+    ns, back = restored("cost")
+    assert back["ok"] and [r["name"] for r in back["recomputed"]] == ["table"]
+    assert ns["table"] == nb.ns["table"] and ns["noise"] == nb.ns["noise"]
+    # Told to store the table after all (replay off for that restore), it says what is missing.
+    ns, back = restored("cost", replay=False)
+    assert "table" not in ns and by_name(back["skipped"])["table"]["reason"].startswith(
+        "not stored: cheaper to recompute than to store (cost model); not recomputed: replay is "
+        "turned off for this restore")

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
-import { fmtBytes, fmtMs, problemLine } from '../../shared/report.mjs';
+import { fmtBytes, fmtMs, problemLine, replayNotes } from '../../shared/report.mjs';
 import { readNotebook } from '../notebook.mjs';
 import { startSession } from '../pyodide-session.mjs';
 import { phase, timed } from '../progress.mjs';
@@ -22,6 +22,7 @@ export default {
     name: { type: 'string', help: 'checkpoint name (default: the notebook file name without .ipynb)' },
     'keep-last': { type: 'string', arg: 'n', help: 'keep only the newest N checkpoints of this notebook' },
     'no-replay': { type: 'boolean', help: 'plan no replay: what cannot be saved is skipped, not recomputed on restore' },
+    'recompute-large': { type: 'boolean', help: 'do not store large variables that deterministic cells recompute faster (cost model)' },
   },
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw usageError('run needs one NOTEBOOK.ipynb.');
@@ -56,7 +57,9 @@ export default {
     }
 
     const p = phase('serializing the session');
-    const report = await session.call('checkpoint', { name, notebook, replay: !ctx.values['no-replay'] }, {
+    const report = await session.call('checkpoint', {
+      name, notebook, replay: !ctx.values['no-replay'], recompute_large: !!ctx.values['recompute-large'],
+    }, {
       progress: (ev) => p.tick(ev.phase === 'store' ? `writing checkpoint "${name}"`
         : `group ${Math.min(ev.done + 1, ev.total)} of ${ev.total}`),
     });
@@ -80,9 +83,8 @@ export default {
       ctx.say(table([{ title: 'VARIABLE' }, { title: 'TYPE' }, { title: 'CELLS' }],
         recompute.map((r) => [r.name, r.type ?? '?', r.cells.map((c) => `[${c}]`).join(' ')])));
     }
-    const notes = [...(report.replay?.skipped ?? []).map((s) => `${s.name}: ${s.message}`),
-      ...(report.replay?.flagged ?? []).map((f) => f.message)];
-    if (notes.length) ctx.say(`\nReplay:\n${notes.map((l) => `  ${l}`).join('\n')}`);
+    const notes = replayNotes(report.replay);
+    if (notes.length) ctx.say(`\nReplay:\n${notes.map((n) => `  ${n.name ? `${n.name}: ` : ''}${n.text}`).join('\n')}`);
     if (report.walk?.truncated) ctx.say(`\nNote: ${report.walk.truncated}`);
     ctx.say(`\nTimings: interpreter start ${fmtMs(timings.interpreter_start_ms)}, execute ${fmtMs(timings.execute_ms)}, ` +
       `serialize ${fmtMs(timings.serialize_ms)}, store write ${fmtMs(timings.store_ms)}`);
