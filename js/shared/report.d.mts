@@ -24,3 +24,13 @@ export function replayNotes(replay: { skipped?: { name: string; message: string 
 export function recomputedLines(report: { recomputed?: { name: string; message: string }[] }): string[];
 export function replayOutputs(report: { replay?: { cells?: { count: number; ran: boolean; output: string }[] } | null }):
   { count: number; output: string }[];
+export interface ITrust {
+  provenance: 'yours' | 'foreign';
+  foreign_reason: string | null;
+  imports: { target: string; danger: string | null; why: string | null; written: string[];
+             records: number[]; names: string[]; bindings: string[] }[];
+}
+export interface IImportRow { danger: string | null; mark: string; target: string; written: string[]; usedBy: string; why: string }
+export const DANGER_MARKS: Readonly<Record<string, string>>;
+export function importRows(trust: ITrust | null | undefined): IImportRow[];
+export function foreignLine(trust: ITrust | null | undefined): string;

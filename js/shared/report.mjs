@@ -92,3 +92,36 @@ export function recomputedLines(report) {
 export function replayOutputs(report) {
   return (report.replay?.cells ?? []).filter((c) => c.ran && c.output).map((c) => ({ count: c.count, output: c.output }));
 }
+
+/** How each danger of an import is marked (elastic_lite._trust judges them). */
+export const DANGER_MARKS = Object.freeze({
+  'runs-code': '⚠ runs code',
+  unknown: '? unknown',
+  'not-data': '✗ not data',
+  'builds-code': 'ƒ builds code',
+});
+
+/**
+ * What restoring would import, one row per distinct target, as the host reported it
+ * (`report.trust.imports` of inspect and restore; dangerous ones first): [{danger, mark,
+ * target, written, usedBy, why}]. `written`: how the stream names it when that differs from
+ * what it really is (`cloudpickle builtins.exec`); `usedBy`: the variables whose records
+ * import it and the manifest bindings (`print =`).
+ */
+export function importRows(trust) {
+  return (trust?.imports ?? []).map((r) => ({
+    danger: r.danger ?? null,
+    mark: DANGER_MARKS[r.danger] ?? '',
+    target: String(r.target),
+    written: (r.written ?? []).filter((w) => w && w !== r.target && w.replace(' ', '.') !== r.target),
+    usedBy: [recordLabel(r.names ?? []), ...(r.bindings ?? []).map((b) => `${b} =`)].filter(Boolean).join(', '),
+    why: r.why ?? '',
+  }));
+}
+
+/** One sentence on why a checkpoint is foreign, or '' when it is the store's own. */
+export function foreignLine(trust) {
+  if (trust?.provenance !== 'foreign') return '';
+  return `This checkpoint is foreign (${trust.foreign_reason ?? 'it does not come from this store'}): ` +
+    'restoring it loads nothing until you confirm that you trust where it comes from.';
+}

@@ -15,7 +15,9 @@ from . import _trust
 
 # What went wrong, as hosts show it:
 #   damaged  the bytes are not whole (a CRC, the structure or a pickle stream is bad)
-#   refused  whole, but unpickling would call code-running globals (the deny-list); `calls`
+#   refused  whole, but not loaded: it would call code-running or unknown globals (the
+#            deny-list; `calls`), it is not plain data (data-only mode), or the checkpoint is
+#            foreign and not confirmed (code `foreign`)
 #   needs    it depends on something absent here: another record that failed, a module
 #   failed   anything else (a store error, an exception while unpickling, a missing name)
 KINDS = ("damaged", "refused", "needs", "failed")
@@ -55,27 +57,33 @@ def describe_error(err):
     return msg
 
 
-def record_problem(rec, trust=False):
+def record_problem(rec, trust=False, judgement=None):
     """Why the inspected record `rec` (an entry of the core's report, validated) must not be
-    unpickled: a `damaged` or `refused` problem, or None when it may be."""
+    unpickled: a `damaged` or `refused` problem, or None when it may be. `judgement`: the
+    `_trust.Judgement` of its container (its mode decides; default: the deny-list)."""
     names = list(rec.get("names") or [])
     idx = rec.get("index")
     if not rec.get("ok"):
         err = rec.get("error") or {}
         return problem("damaged", f"record {idx} is damaged: {describe_error(err)}", names, idx,
                        code=err.get("code"), offset=err.get("offset", rec.get("offset")))
-    if not trust:
-        hits = _trust.denied_globals(rec.get("globals"))
-        if hits:
-            return problem("refused", _trust.refusal(hits), names, idx, code="denied",
-                           calls=[f"{m}.{n}" for m, n, _ in hits], offset=rec.get("offset"))
+    if trust:
+        return None
+    if judgement is None:
+        judgement = _trust.Judgement({"records": [rec]})
+    hits = judgement.refused(rec)
+    if hits:
+        return problem("refused", _trust.refusal(hits, judgement.mode), names, idx,
+                       code="not-data" if judgement.mode == _trust.DATA else "denied",
+                       calls=[_trust.label(h) for h in hits], offset=rec.get("offset"))
     return None
 
 
-def inspection_problems(info, trust=False):
+def inspection_problems(info, trust=False, judgement=None):
     """Every problem an inspection report shows, in file order: each record's (damaged or
     refused) and the container's own error (index, footer, header) when no record names it."""
-    found = [p for p in (record_problem(r, trust) for r in info.get("records") or []) if p]
+    found = [p for p in (record_problem(r, trust, judgement) for r in info.get("records") or [])
+             if p]
     err = info.get("error")
     if err and not any(p["kind"] == "damaged" for p in found):
         found.append(problem("damaged", describe_error(err), record=err.get("record"),
@@ -259,6 +267,8 @@ class RestoreReport:
         self.warnings = []
         self.ms = 0.0
         self.inspection = None  # the core's inspection report load_snapshot validated with
+        # how it was judged: provenance, mode, every import (_restore._trust_section)
+        self.trust = None
 
     @property
     def ok(self):
@@ -271,8 +281,13 @@ class RestoreReport:
     def problems(self):
         """Every failure as a problem(): the records not restored, the imports that failed."""
         out = [{k: v for k, v in f.items() if k != "reason"} for f in self.failed]
-        out += [problem("needs", f"import {m['module']} failed: {m['error']}", names=[m["name"]],
-                        code="needs-module") for m in self.modules if not m["ok"]]
+        out += [problem("refused", m["error"], names=[m["name"]], code="denied",
+                        calls=[m["module"] + ("." + m["attr"] if m.get("attr") else "")])
+                if m.get("refused") else
+                problem("needs", f"import {m['module']} failed: {m['error']}", names=[m["name"]],
+                        code="needs-module")
+                for m in self.modules if not m["ok"] and not (m.get("refused") and any(
+                    f.get("code") == "foreign" for f in self.failed))]
         return out
 
     def table(self):
@@ -284,7 +299,7 @@ class RestoreReport:
     def to_dict(self):
         return {"restored": self.restored, "failed": self.failed, "modules": self.modules,
                 "skipped": self.skipped, "warnings": self.warnings, "ms": self.ms,
-                "ok": self.ok}
+                "ok": self.ok, "trust": self.trust}
 
     def __repr__(self):
         return self.table()

@@ -10,10 +10,20 @@
    into one bytearray first, once), and its names are put into the namespace at once. A record that refers to a notebook function/class of another record
    (`_rebuild.ref`) loads that record first (once). A bad record, or one that needs a bad
    record, is reported by variable name with the reason; the others restore.
-4. A record whose globals (listed by the core in step 1) hit the deny-list of `_trust`
-   (os.system, subprocess.*, builtins.eval, js.*, ...) is not unpickled at all unless
-   `trust=True`: it is reported as failed ("would call os.system when loaded; refused ...").
-   Not a sandbox (see _trust.py): it stops the direct attack of a hostile checkpoint file.
+4. Before anything is imported or unpickled, every import of every record and every
+   manifest module binding is resolved and judged by `_trust` (the real target of dotted
+   names, Python 2 names, EXT codes; unknown counts as dangerous), against the interpreter
+   as it is then. What is judged depends on the mode:
+   - a FOREIGN checkpoint (`foreign=`: imported, unsigned, signed by another key, a file)
+     loads nothing at all until the person confirmed (`trust=True`) after seeing
+     `report.trust["imports"]` (every global and module binding it would import);
+   - by default, a record importing a deny-listed or unknown global is refused (the others
+     restore), and so is a module binding of one (`print = builtins.exec`);
+   - `data_only=True`: only the allow-list of plain data types loads (no code is rebuilt);
+     it needs no confirmation, even for a foreign checkpoint;
+   - `trust=True`: everything loads.
+   Records load through an unpickler whose find_class hands out only the imports judged
+   beforehand, each judged again by what it really is. Not a sandbox (see _trust.py).
 The manifest (JSON in 2.0, a plain pickle in 1.0) is `report.manifest`; a session-history
 record, if any, is `report.history` (parsed JSON).
 """
@@ -24,7 +34,7 @@ import importlib
 import json
 import time
 
-from . import _core, _history, _rebuild
+from . import _core, _history, _rebuild, _trust
 from ._capture import default_namespace
 from ._pickling import load, load_plain
 from ._report import RestoreReport, describe_error as _describe_error
@@ -81,12 +91,40 @@ def inspect(data):
     return _core.inspect(_as_bytes(data), validate=True)
 
 
-def load_snapshot(data, namespace=None, trust=False):
+def _decode_special(rec, payload):
+    """The value of a manifest or history record: JSON (2.0), or format 1.0's manifest (a
+    plain pickle that may import nothing)."""
+    if rec.get("kind") == "data":
+        return load_plain(payload)
+    return json.loads(bytes(payload).decode("utf-8"))
+
+
+def read_manifest(data, info):
+    """The manifest (a dict) of checkpoint bytes already inspected (`info`), or None when it
+    is missing, damaged or unreadable. Nothing of the data records is read."""
+    view = memoryview(_as_bytes(data))
+    for rec in info.get("records") or []:
+        if rec.get("ok") and (rec.get("kind") == "manifest" or rec.get("names") == [MANIFEST]):
+            start = rec["payload_offset"]
+            try:
+                value = _decode_special(rec, view[start:start + rec["length"]])
+            except Exception:
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def load_snapshot(data, namespace=None, trust=False, *, data_only=False, foreign=False):
     """Restore checkpoint bytes into `namespace` (default: the user namespace).
 
-    Records that would import a deny-listed global (one that runs commands or code, see
-    `_trust`) are refused and reported as failed, unless `trust=True`: pass that only for a
-    checkpoint you made yourself. `inspect(data)` lists every global each record imports.
+    The bytes are taken to be yours (`snapshot().data`, a checkpoint of this store): records
+    that would import a deny-listed global (one that runs commands or code, see `_trust`) or
+    one that cannot be resolved without running code are refused and reported, unless
+    `trust=True`. `foreign=True` (or a string saying why: "it was imported from a file"):
+    bytes from elsewhere, nothing is loaded unless `trust=True` (the person has seen
+    `inspect(data)` / `report.trust["imports"]` and confirmed) or `data_only=True` (only
+    plain data types load, nothing that builds code; see allowlist.json).
+    `report.trust` says how it was judged and lists every import.
     """
     t0 = time.perf_counter()
     data = _as_bytes(data)
@@ -127,8 +165,7 @@ def load_snapshot(data, namespace=None, trust=False):
                     + f" ({_describe_error(rec.get('error'))})")
                 continue
             try:
-                value = (load_plain(payload(rec)) if kind == "data"  # format 1.0's manifest
-                         else json.loads(bytes(payload(rec)).decode("utf-8")))
+                value = _decode_special(rec, payload(rec))
             except Exception as exc:
                 report.warnings.append(f"the {what} record could not be read ({exc})")
                 continue
@@ -151,16 +188,15 @@ def load_snapshot(data, namespace=None, trust=False):
         report.warnings.append("container: " + _describe_error(info["error"]))
 
     report.manifest = manifest if isinstance(manifest, dict) else None
+    mode = _trust.DATA if data_only else _trust.TRUST if trust else _trust.DENY
+    judgement = _trust.Judgement(info, report.manifest, mode)  # before anything is imported
+    report.trust = _trust_section(judgement, foreign, trust, data_only)
     if isinstance(manifest, dict):
         report.skipped = list(manifest.get("skipped") or [])
-        for m in manifest.get("modules") or []:
-            entry = dict(m, ok=True, error=None)
-            try:
-                mod = importlib.import_module(m["module"])
-                ns[m["name"]] = getattr(mod, m["attr"]) if m.get("attr") else mod
-            except Exception as exc:
-                entry.update(ok=False, error=f"{type(exc).__name__}: {exc}")
-            report.modules.append(entry)
+    if _unconfirmed(report, judgement, data_records, foreign):
+        report.ms = (time.perf_counter() - t0) * 1000.0
+        return report
+    _import_modules(report, judgement, ns)
 
     by_name = {}
     for rec in data_records:
@@ -180,20 +216,25 @@ def load_snapshot(data, namespace=None, trust=False):
             raise _RecordFailed(f"records refer to each other in a cycle (record {idx})",
                                 code="structure")
         names = rec.get("names") or []
-        bad = record_problem(rec, trust)  # damaged, or refused (deny-listed calls)
+        bad = record_problem(rec, judgement=judgement)  # damaged, or refused by the mode
         if bad is not None:
             err = _RecordFailed(None, problem=bad)
             state[idx] = err
             raise err
         state[idx] = "loading"
         try:
-            values = load(rec.get("serializer"), payload(rec), buffers(rec))
+            values = _load_judged(rec, payload(rec), buffers(rec), judgement)
             if not isinstance(values, tuple) or len(values) != len(names):
                 raise _RecordFailed(f"record {idx} does not hold {len(names)} values",
                                     code="structure")
         except _RecordFailed as exc:
             state[idx] = exc
             raise
+        except _trust.Refused as exc:  # the guarded unpickler met what was not judged safe
+            state[idx] = err = _RecordFailed(None, problem=_problem(
+                "refused", str(exc), names, idx, code=_refusal_code(mode),
+                calls=[_trust.label(exc.judged)], offset=rec.get("offset")))
+            raise err
         except Exception as exc:
             cause = exc.__cause__ if isinstance(exc.__cause__, _RecordFailed) else None
             err = cause or _RecordFailed(
@@ -244,3 +285,74 @@ def load_snapshot(data, namespace=None, trust=False):
                        for n in rec.get("names") or []]
     report.ms = (time.perf_counter() - t0) * 1000.0
     return report
+
+
+# --- trust: provenance, modes, module bindings (see _trust.py) ------------------------------
+
+def _refusal_code(mode):
+    return "not-data" if mode == _trust.DATA else "denied"
+
+
+def _trust_section(judgement, foreign, trust, data_only):
+    """`report.trust`: how this restore was judged, and everything it would import."""
+    return {
+        "provenance": "foreign" if foreign else "yours",
+        "foreign_reason": (foreign if isinstance(foreign, str) else
+                           "it does not come from this store" if foreign else None),
+        "confirmed": bool(trust),
+        "mode": {"deny": "checked", "data": "data-only", "trust": "trusted"}[judgement.mode],
+        "imports": judgement.listing(),
+        "modules": judgement.bindings,
+    }
+
+
+def _unconfirmed(report, judgement, data_records, foreign):
+    """A foreign checkpoint in the default mode loads nothing before the person confirmed:
+    one `refused` problem (code `foreign`) naming every variable; True when so."""
+    if not foreign or judgement.mode != _trust.DENY:
+        return False
+    why = foreign if isinstance(foreign, str) else "it does not come from this store"
+    names = [n for rec in data_records for n in rec.get("names") or []]
+    dangerous = [r for r in judgement.listing() if r["danger"] is not None]
+    p = _problem(
+        "refused",
+        f"not restored: this checkpoint is foreign ({why}), and restoring it would import "
+        f"{len(judgement.listing())} globals"
+        + (f", {len(dangerous)} of them able to run code" if dangerous else "")
+        + ". Nothing was unpickled. Look at what it would import (inspect), then restore it "
+        "with trust=True (CLI: restore --trust) only if you trust where it comes from, or "
+        "with data_only=True (CLI: --data-only) to load its plain data alone",
+        names, code="foreign", calls=[r["target"] for r in dangerous])
+    report.failed.append(dict(p, reason=p["message"]))
+    for b in judgement.bindings:
+        report.modules.append({"name": b["name"], "module": b["module"], "attr": b["attr"],
+                               "ok": False, "refused": True,
+                               "error": "not imported: the checkpoint is foreign"})
+    return True
+
+
+def _import_modules(report, judgement, ns):
+    """Re-import the manifest's module bindings, except those the mode refuses."""
+    for i, b in enumerate(judgement.bindings):
+        entry = {"name": b["name"], "module": b["module"], "attr": b["attr"], "ok": True,
+                 "error": None}
+        if _trust.refuses_binding(b, judgement.mode):
+            entry.update(ok=False, refused=True, error=(
+                f"refused: it would bind {b['name']} to {b['target']} ({b['why']})"))
+            report.modules.append(entry)
+            continue
+        try:
+            mod = importlib.import_module(b["module"])
+            ns[b["name"]] = getattr(mod, b["attr"]) if b["attr"] else mod
+        except Exception as exc:
+            entry.update(ok=False, error=f"{type(exc).__name__}: {exc}")
+        report.modules.append(entry)
+
+
+def _load_judged(rec, payload, buffers, judgement):
+    """Unpickle one record: plainly when trusted, else through the guarded unpickler that
+    hands out only the imports judged beforehand."""
+    if judgement.mode == _trust.TRUST:
+        return load(rec.get("serializer"), payload, buffers)
+    return _trust.guarded_load(rec.get("serializer"), payload, buffers, judgement.mode,
+                               judgement.accepted(rec))

@@ -17,8 +17,11 @@ restore reports the inspection load_snapshot validated with.
 Policies that live here and nowhere else:
 - import validates before it stores: a file that is not whole (any damaged record, or no
   checkpoint at all) is refused and nothing is stored; a whole file whose records would call
-  code-running globals is stored, and the report lists those records as `refused` problems
-  (restore refuses them unless trusted);
+  code-running globals is stored, and the report lists those records as `refused` problems;
+  an imported checkpoint stays foreign: restore loads nothing of it until trusted;
+- provenance: bytes given to restore, and store entries that were imported, are foreign
+  (`_foreign_reason`); inspect and restore report `trust`: provenance and every import
+  resolved and judged (_trust), what a person must see before confirming;
 - the metadata of a store entry comes from `_report.checkpoint_meta`;
 - `run_cell` is how hosts without IPython run a notebook cell (top-level await, the final
   expression's repr, a traceback from the cell's own frame, %time-style magics), and
@@ -36,10 +39,10 @@ import sys
 import time
 import traceback
 
-from . import _checkpoint_replay, _session, _store
+from . import _checkpoint_replay, _session, _store, _trust
 from ._capture import default_namespace
 from ._report import checkpoint_meta, describe_error, inspection_problems, problem, type_name
-from ._restore import CheckpointError, inspect as _inspect, load_snapshot
+from ._restore import CheckpointError, inspect as _inspect, load_snapshot, read_manifest
 from ._snapshot import MANIFEST
 
 # run_cell observers: objects with optional `before(source, raw=None)` and `after(ok,
@@ -185,31 +188,37 @@ def _replay_permitted(trust, source, meta):
 
 
 async def restore(name=None, *, data=None, namespace=None, trust=False, notebook=None,
-                  progress=None, replay=True):
+                  progress=None, replay=True, data_only=False):
     """Restore checkpoint `name` from the store (default: the newest, of `notebook` when
     given), or the container bytes `data`, into the namespace (default: the user's).
-    Records that are damaged, refused (deny-listed calls, unless `trust`) or that need one
-    of those are problems; the others restore. Then what the checkpoint planned for replay
-    is recomputed by re-running its cells (`replay=False`: not; a checkpoint from elsewhere
-    only with `trust`). `ok` is true when everything came back."""
+    A foreign checkpoint (bytes given) restores nothing unless `trust` (the person saw
+    report["trust"]["imports"] and confirmed) or `data_only` (plain data types only).
+    Records that are damaged, refused (deny-listed or unknown globals, unless `trust`) or
+    that need one of those are problems; the others restore. Then what the checkpoint
+    planned for replay is recomputed by re-running its cells (`replay=False`: not; a
+    checkpoint from elsewhere only with `trust`; never with `data_only`, which runs no
+    code). `ok` is true when everything came back."""
     t0 = _now()
     ns = default_namespace() if namespace is None else namespace
     report = _new("restore", name=name, source="data" if data is not None else "store",
                   size=0, restored=[], recomputed=[], modules=[], skipped=[], inspection=None,
-                  replay=None)
+                  replay=None, trust=None)
     meta = {}
+    foreign = _foreign_reason("data") if data is not None else None
     if data is None:
         _emit(progress, phase="read")
         data, meta = await _read_entry(report, name, notebook)
         if data is None:
             return report
+        foreign = _foreign_reason("store", meta)
     data = _as_bytes(data)
     report["size"] = len(data)
     report["timings"]["read_ms"] = _ms(t0)
     _emit(progress, phase="load")
     t1 = _now()
     try:
-        rep = load_snapshot(data, namespace=ns, trust=trust)
+        rep = load_snapshot(data, namespace=ns, trust=trust, data_only=data_only,
+                            foreign=foreign or False)
     except CheckpointError as exc:
         info = exc.inspection or {}
         err = info.get("error") or {}
@@ -230,8 +239,11 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
     if report["source"] == "store":  # damage inside the store: marked, repaired by the next checkpoint
         await _store.check_damage(await _store.get_store(), report["name"], rep)
     report.update(ok=rep.ok, modules=rep.modules, skipped=rep.skipped, inspection=info,
-                  warnings=[*rep.warnings])
+                  warnings=[*rep.warnings], trust=rep.trust)
     permitted, why_not = _replay_permitted(trust, report["source"], meta)
+    if data_only and permitted:
+        permitted, why_not = False, ("replay runs code saved in the checkpoint and this is a "
+                                     "data-only restore, which runs none")
     outcome, section, warnings = await _checkpoint_replay.replay_after_restore(
         rep.manifest, rep.history, ns, permitted=permitted, why_not=why_not,
         enabled=bool(replay))
@@ -239,6 +251,14 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
     _checkpoint_replay.restore_fields(report, outcome, section, ns)
     report["timings"]["total_ms"] = _ms(t0)
     return report
+
+
+def _foreign_reason(source, meta=None):
+    """Why a checkpoint is foreign (restore loads nothing of it unconfirmed), or None when it
+    is this store's own. Bytes handed over (a file) are foreign."""
+    if source == "data":
+        return "it was read from a file, not from this store"
+    return None
 
 
 async def _read_entry(report, name, notebook):
@@ -315,8 +335,10 @@ async def export(name):
 # --- inspect and import -------------------------------------------------------------------
 
 def _inspection(data):
-    """The core's validated report of `data`; what the hosts show of each record."""
+    """The core's validated report of `data`, its judgement (_trust: every import resolved,
+    manifest module bindings included) and what the hosts show of each record."""
     info = _inspect(data)
+    judgement = _trust.Judgement(info, read_manifest(data, info))
     records = []
     for r in info.get("records") or []:
         rec = {k: r.get(k) for k in ("index", "kind", "names", "serializer", "offset", "length",
@@ -324,8 +346,9 @@ def _inspection(data):
         rec["manifest"] = _is_manifest(r)
         rec["crc"] = r.get("crc32") or r.get("crc32c")  # format 2 | format 1
         rec["buffers"] = len(r.get("buffers") or [])
+        rec["imports"] = judgement.records.get(r.get("index"), [])
         records.append(rec)
-    return info, records
+    return info, records, judgement
 
 
 async def inspect(name=None, *, data=None):
@@ -344,11 +367,15 @@ async def inspect(name=None, *, data=None):
     data = _as_bytes(data)
     if len(data) == 0:
         return _fail(report, "damaged", _EMPTY, code="empty")
-    info, records = _inspection(data)
+    info, records, judgement = _inspection(data)
     report.update(size=len(data), whole=bool(info.get("ok")), records=records,
                   header={k: info.get(k) for k in ("format_version", "format_minor", "producer",
                                                    "python", "created_ms", "size")})
-    report["problems"] = inspection_problems(info)
+    foreign = _foreign_reason(report["source"], report["meta"])
+    report["trust"] = {"provenance": "foreign" if foreign else "yours",
+                       "foreign_reason": foreign, "imports": judgement.listing(),
+                       "modules": judgement.bindings}
+    report["problems"] = inspection_problems(info, judgement=judgement)
     report["ok"] = report["whole"]
     report["timings"]["total_ms"] = _ms(t0)
     return report
@@ -372,9 +399,9 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
         return _fail(report, "damaged", _EMPTY, code="empty")
     if _bad_name(report, name):
         return report
-    info, _ = _inspection(data)
+    info, _, judgement = _inspection(data)
     report["timings"]["validate_ms"] = _ms(t0)
-    found = inspection_problems(info)
+    found = inspection_problems(info, judgement=judgement)
     damaged = [p for p in found if p["kind"] == "damaged"]
     if damaged or not info.get("ok"):
         report["problems"] = damaged or found

@@ -122,7 +122,8 @@ def test_a_damaged_record_and_a_record_that_needs_it():
     data = el.snapshot(notebook(STATE)).data
     broken, rec = flip(data, ["Point"])
     out = {"__name__": "__main__"}
-    rep = run(host.restore(data=broken, namespace=out))
+    # bytes given are foreign (loaded only when trusted); damage is judged the same either way
+    rep = run(host.restore(data=broken, namespace=out, trust=True))
     assert not rep["ok"] and rep["source"] == "data"
     kinds = {tuple(p["names"]): p for p in rep["problems"]}
     damaged = kinds[("Point",)]
@@ -147,12 +148,23 @@ def test_a_code_running_record_is_refused_with_its_calls_and_trust_loads_it(monk
     import posix  # pickle finds os.system as posix.system
     for mod in (os, posix):
         monkeypatch.setattr(mod, "system", lambda cmd: calls.append(cmd) or 0)
+    # a checkpoint of this store: the code-running record is refused, the others restore
+    run(run(el.get_store()).put("evil", data, {}))
+    out = {"__name__": "__main__"}
+    rep = run(host.restore("evil", namespace=out))
+    [prob] = rep["problems"]
+    assert prob["kind"] == "refused" and prob["names"] == ["evil"] and prob["code"] == "denied"
+    # calls name the global as pickle looks it up (and what it really is here: the spy)
+    assert [c.split(" ")[0] for c in prob["calls"]] in (["posix.system"], ["os.system"])
+    assert calls == []
+    assert out["kept"] == {"a": [1, 2]} and "evil" not in out
+    # the same bytes given as a file are foreign: nothing at all is unpickled
     out = {"__name__": "__main__"}
     rep = run(host.restore(data=data, namespace=out))
     [prob] = rep["problems"]
-    assert prob["kind"] == "refused" and prob["names"] == ["evil"] and prob["code"] == "denied"
-    assert prob["calls"] in (["posix.system"], ["os.system"]) and calls == []
-    assert out["kept"] == {"a": [1, 2]} and "evil" not in out
+    assert prob["kind"] == "refused" and prob["code"] == "foreign" and rep["restored"] == []
+    assert set(prob["names"]) == {"Evil", "evil", "kept"} and "kept" not in out and calls == []
+    assert rep["trust"]["provenance"] == "foreign" and rep["trust"]["imports"]
     rep = run(host.restore(data=data, namespace=out, trust=True))
     assert rep["ok"] and calls == ["true"]
 
@@ -162,7 +174,7 @@ def test_a_module_that_is_not_installed_is_a_needs_problem(monkeypatch):
     monkeypatch.setitem(sys.modules, "el_test_fake_module", fake)
     data = el.snapshot(notebook("import el_test_fake_module as fm\nx = 1")).data
     monkeypatch.delitem(sys.modules, "el_test_fake_module")
-    rep = run(host.restore(data=data, namespace={}))
+    rep = run(host.restore(data=data, namespace={}, trust=True))
     [prob] = rep["problems"]
     assert prob["kind"] == "needs" and prob["names"] == ["fm"] and prob["code"] == "needs-module"
     assert [r["name"] for r in rep["restored"]] == ["x"] and not rep["ok"]

@@ -1,10 +1,13 @@
 // `elastic-lite inspect NAME|FILE`: what a checkpoint holds, from elastic_lite.host.inspect
 // (the C validator alone, nothing is unpickled, so it is safe on a file from anywhere):
-// header, records (names, serializer, offsets, state) and the globals each record would import
-// when restored; records restore would refuse (code-running globals) are marked "⚠ runs code".
+// header, records (names, serializer, offsets, state) and everything restoring would import:
+// every global of every record and every module binding of the manifest, as the host resolved
+// them (what a dotted name, a Python 2 name or an EXT code really is), marked "⚠ runs code",
+// "? unknown" (counts as dangerous) or "ƒ builds code" (notebook functions and classes).
+// This is what a person reviews before `restore --trust` of a foreign file.
 import { CliError, EXIT } from '../errors.mjs';
 import { fmtDate, table } from '../format.mjs';
-import { fmtBytes, problemLine, problemsOf, recordLabel } from '../../shared/report.mjs';
+import { fmtBytes, foreignLine, importRows, problemLine, problemsOf } from '../../shared/report.mjs';
 import { inspectArgument } from '../checkpoint-file.mjs';
 
 export default {
@@ -49,18 +52,20 @@ export default {
       ctx.say(`\nProblem${damaged.length === 1 ? '' : 's'}:`);
       for (const p of damaged) ctx.say(`  ${problemLine(src.label, p)}`);
     }
-    const withGlobals = records.filter((r) => r.globals?.length);
-    if (withGlobals.length) {
-      ctx.say('\nGlobals each record would import when restored:');
-      for (const r of withGlobals) {
-        ctx.say(`  ${r.index} (${recordLabel(r.names)}): ${r.globals.map((g) => g.join('.')).join(', ')}`);
-        const hit = refused.find((p) => p.record === r.index);
-        if (hit) ctx.say(`      ⚠ runs code: ${hit.calls.join(', ')}`);
-      }
+    const rows = importRows(report.trust);
+    if (rows.length) {
+      ctx.say('\nWhat restoring would import (every global of every record, and the manifest\'s module bindings):');
+      ctx.say(table([{ title: 'CHECK' }, { title: 'IMPORT' }, { title: 'USED BY' }, { title: 'WHY' }],
+        rows.map((r) => [r.mark, r.target + (r.written.length ? ` (written ${r.written.join(', ')})` : ''), r.usedBy, r.why])));
     }
     if (refused.length) {
-      ctx.say(`\n⚠ ${refused.length} record${refused.length === 1 ? '' : 's'} would call code-running globals when restored:`);
+      ctx.say(`\n⚠ ${refused.length} record${refused.length === 1 ? '' : 's'} would call code-running or unknown globals when restored (refused unless --trust):`);
       for (const p of refused) ctx.say(`  ${problemLine(src.label, p)}`);
+    }
+    const foreign = foreignLine(report.trust);
+    if (foreign) {
+      ctx.say(`\n${foreign}\nRestore it with --trust only if you trust where it comes from (then every record above loads, ` +
+        'and functions it rebuilds can run any code), or with --data-only to load only its plain data.');
     }
     if (line) ctx.stderr.write(`elastic-lite: ${line}\n`);
     return line ? EXIT.FAILED : EXIT.OK;

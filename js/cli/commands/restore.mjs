@@ -3,39 +3,45 @@
 // the notebook's next cell would run it (stdout printed, the value of a final expression
 // shown like Out[n]). Damaged and refused records are reported by variable name while the
 // rest restore; what the checkpoint planned for replay is recomputed by re-running the
-// recorded cells (for a checkpoint FILE only with --trust). Exit 1 if nothing could be
-// restored or CODE raised.
+// recorded cells (for a checkpoint FILE only with --trust). A FILE is foreign: nothing of it
+// is unpickled unless --trust (after `inspect FILE`: what it would import is listed there, and
+// again here when refused) or --data-only (plain data types only, no replay). Exit 1 if
+// nothing could be restored or CODE raised.
 //
 // With -c, stdout carries only CODE's output (so `x=$(elastic-lite restore NAME -c ...)`
 // works); the restore summary and timings go to stderr.
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
-import { fmtMs, problemLine, recomputedLines, recordLabel, replayOutputs, restoredNothing } from '../../shared/report.mjs';
+import { fmtMs, foreignLine, importRows, problemLine, recomputedLines, recordLabel, replayOutputs, restoredNothing } from '../../shared/report.mjs';
 import { resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
 import { startSession } from '../pyodide-session.mjs';
 import { timed } from '../progress.mjs';
 
 export default {
   summary: 'restore a checkpoint into a fresh Pyodide and run code in it',
-  usage: 'restore NAME|FILE [-c CODE] [--trust]',
+  usage: 'restore NAME|FILE [-c CODE] [--trust | --data-only] [--no-replay]',
   description: 'Exit status 1 when nothing could be restored or CODE raised (its traceback is printed).\n' +
     'Damaged records are reported by variable name; the others are restored.\n' +
     'What could not be saved is recomputed by re-running the recorded cells that made it (a FILE: only with --trust).\n' +
-    'Records that would call code-running globals (os.system, eval, ...; see inspect) are refused\n' +
-    'unless --trust. Not a sandbox: trust only checkpoints you made yourself.',
+    'A FILE is foreign: nothing of it is loaded until you have looked at what it would import\n' +
+    '(inspect FILE) and pass --trust, or pass --data-only to load only its plain data.\n' +
+    'Records that would call code-running or unknown globals (os.system, eval, ...; see inspect)\n' +
+    'are refused unless --trust. Not a sandbox: trust only checkpoints whose origin you trust.',
   options: {
     code: { type: 'string', short: 'c', help: 'Python to run in the restored namespace, as the next cell' },
-    trust: { type: 'boolean', help: 'also load records that would call code-running globals, and replay a FILE\'s cells (only for your own checkpoints)' },
+    trust: { type: 'boolean', help: 'load everything, even a foreign file and code-running records, and replay a FILE\'s cells (only if you trust where it comes from)' },
+    'data-only': { type: 'boolean', help: 'load only plain data types (no functions, classes or code; no replay), even from a foreign file' },
     'no-replay': { type: 'boolean', help: 'do not re-run recorded cells: what the checkpoint did not save stays missing' },
   },
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw usageError('restore needs one checkpoint NAME (or FILE).');
+    if (ctx.values.trust && ctx.values['data-only']) throw usageError('restore takes --trust or --data-only, not both.');
     const timings = {};
     const src = await timed(timings, 'file_read_ms', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
     const session = await timed(timings, 'interpreter_start_ms', 'starting Python (Pyodide)', () => startSession({ echo: !ctx.json, store: ctx.store() }));
     const { kwargs, data } = hostArgs(src);
     const report = await timed(timings, 'restore_ms', 'restoring variables',
-      () => session.call('restore', { ...kwargs, trust: !!ctx.values.trust, replay: !ctx.values['no-replay'] }, { data }));
+      () => session.call('restore', { ...kwargs, trust: !!ctx.values.trust, data_only: !!ctx.values['data-only'], replay: !ctx.values['no-replay'] }, { data }));
     Object.assign(timings, report.timings);
     const code = ctx.values.code;
     // Where the human summary goes: stdout normally, stderr when stdout belongs to CODE.
@@ -58,6 +64,8 @@ export default {
       if (cell.value != null && !ctx.json) ctx.stdout.write(`${cell.value}\n`);
     }
     ctx.emit({ ok: !nothing && (cell == null || cell.ok), source: src.label, restore: report, code: cell, timings });
+    const foreign = report.problems.find((p) => p.code === 'foreign');
+    if (foreign && !ctx.json) ctx.stderr.write(`${foreignHelp(src, report)}\n`);
     if (nothing) {
       const [first] = report.problems;
       const notFound = first?.code === 'not-found';
@@ -89,5 +97,20 @@ function summary(label, report) {
     lines.push('Not in the checkpoint (skipped when it was taken):',
       table([{ title: 'VARIABLE' }, { title: 'TYPE' }, { title: 'REASON' }], report.skipped.map((s) => [s.name, s.type, s.reason])));
   }
+  return lines.join('\n');
+}
+
+/** What a refused foreign checkpoint would import (the dangerous imports named, the others
+ * counted) and the two ways on. */
+function foreignHelp(src, report) {
+  const rows = importRows(report.trust);
+  const marked = rows.filter((r) => r.mark);
+  const lines = [foreignLine(report.trust)];
+  if (marked.length) {
+    lines.push('It would import, among others:', table([{ title: 'CHECK' }, { title: 'IMPORT' }, { title: 'USED BY' }],
+      marked.map((r) => [r.mark, r.target, r.usedBy])));
+  }
+  lines.push(`${rows.length} imports in all (${marked.length} marked): see \`elastic-lite inspect ${src.label}\`. ` +
+    'Then restore it with --trust only if you trust where it comes from, or with --data-only for its plain data.');
   return lines.join('\n');
 }
