@@ -49,10 +49,11 @@ test('restore -c: the generator continues from the same item, the database is fi
 
 test('a checkpoint file replays only with --trust; --no-replay turns replay off', async () => {
   assert.equal((await runCli(['export', 'nb', 'nb.elc'], { cwd })).code, 0);
+  // a file is foreign: without --trust nothing of it is unpickled, and no cell replayed
   const file = await runCli(['restore', './nb.elc', '-c', 'print("squares" in globals())'], { cwd });
-  assert.equal(file.code, 0, file.stderr);
-  assert.equal(file.stdout, 'False\n');
-  assert.match(file.stderr, /^squares\s+generator\s+left out to be recomputed by replay; not recomputed: replay runs code saved in the checkpoint and it was read from a file, not from this store; restore with trust=True \(CLI: --trust\) if you trust it \(it would re-run cells \[2\], \[3\], \[4\]\)$/m);
+  assert.equal(file.code, 1, file.stderr);
+  assert.equal(file.stdout, '');
+  assert.match(file.stderr, /nothing could be restored: .*this checkpoint is foreign/);
   const trusted = await runCli(['restore', './nb.elc', '--trust', '-c', NEXT], { cwd });
   assert.equal(trusted.stdout, '4 3 0 1\n', trusted.stderr);
 
