@@ -266,8 +266,13 @@ export function describe(report: IReport, label = ''): string {
     parts.push(`${report.op === 'restore' ? 'recomputed by replay' : 'recomputed on restore'}: ${what}`);
   }
   const skipped = (report.skipped ?? []) as { name: string; reason: string }[];
+  // A checkpoint's replay plan says why each one stays skipped (a restore's reasons hold it).
+  const stays = new Map<string, string>(
+    ((report.replay?.skipped ?? []) as { name: string; message: string }[]).map(s => [s.name, s.message]));
   if (skipped.length) {
-    parts.push(`skipped: ${skipped.map(s => `${s.name} (${s.reason})`).join('; ')}`);
+    const why = (s: { name: string; reason: string }) =>
+      report.op === 'checkpoint' && stays.has(s.name) ? `${s.reason}; ${stays.get(s.name)}` : s.reason;
+    parts.push(`skipped: ${skipped.map(s => `${s.name} (${why(s)})`).join('; ')}`);
   }
   if (report.problems?.length) {
     parts.push(`NOT restored: ${report.problems.map(p => problemLine(label, p)).join('; ')}`);
