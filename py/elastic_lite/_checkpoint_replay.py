@@ -208,7 +208,8 @@ async def replay_after_restore(manifest, history, namespace, *, permitted=True, 
                                enabled=True, allow=None):
     """Replay the plan of a restored checkpoint in `namespace` (`permitted`: the trust
     decision allows running the checkpoint's code; `why_not` says why it does not) and let
-    the namespace's recorder continue its history. Returns (ReplayReport or None, section,
+    the namespace's recorder continue its history (only then: a later checkpoint of this
+    session must not carry, and replay, code the person never trusted). Returns (ReplayReport or None, section,
     warnings): `section` is the manifest's "replay" field ({} if none). Never raises."""
     warnings = []
     section = _mapping(manifest.get(SECTION)) if isinstance(manifest, dict) else {}
@@ -221,7 +222,7 @@ async def replay_after_restore(manifest, history, namespace, *, permitted=True, 
         except (PlanError, HistoryError, ValueError) as exc:
             warnings.append(f"the checkpoint's replay plan could not be used ({exc}); "
                             "nothing was recomputed")
-    if history is not None:
+    if history is not None and permitted:  # (a foreign history's code never becomes ours)
         try:
             recorder_for(namespace, create=True).load(history)
         except HistoryError as exc:

@@ -216,6 +216,9 @@ def test_a_checkpoint_from_elsewhere_replays_only_when_trusted(nb):
     assert back["recomputed"] == [] and "gen" not in ns
     assert "replay runs code saved in the checkpoint and it was read from a file" in \
         by_name(back["skipped"])["gen"]["reason"]
+    # Its history is not adopted either: a later checkpoint of this session must not carry
+    # (and replay) code the person never trusted.
+    assert recorder_for(ns) is None
     imported = run(host.import_checkpoint(data, "theirs"))
     assert imported["stored"]
     back = run(host.restore("theirs", namespace=fresh()))
@@ -223,6 +226,8 @@ def test_a_checkpoint_from_elsewhere_replays_only_when_trusted(nb):
     ns = fresh()
     back = run(host.restore(data=data, namespace=ns, trust=True))
     assert [r["name"] for r in back["recomputed"]] == ["gen"] and next(ns["gen"]) == 1
+    assert [c.code for c in recorder_for(ns).cells] == ["gen = (n * n for n in range(5))\nnext(gen)"]
+    stop_recording(ns)
 
 
 def test_a_checkpoint_inside_a_running_cell_never_recomputes_a_stale_value(nb):
