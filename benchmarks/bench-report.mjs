@@ -23,7 +23,7 @@ export const ROWS = {
 };
 
 /** Row labels: ROWS and the native-only row of issue 9. */
-export const LABELS = { ...ROWS, issue9: 'issue 9 numpy + pandas (77 MB)' };
+export const LABELS = { ...ROWS, issue9: 'issue 9 numpy + pandas, 77 MB' };
 export const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
 const f1 = (v) => (v == null ? '—' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
