@@ -34,3 +34,4 @@ export interface IImportRow { danger: string | null; mark: string; target: strin
 export const DANGER_MARKS: Readonly<Record<string, string>>;
 export function importRows(trust: ITrust | null | undefined): IImportRow[];
 export function foreignLine(trust: ITrust | null | undefined): string;
+export function pointLabel(meta: { cell?: { executionCount?: number | null; firstLine?: string } | null } | null | undefined): string;

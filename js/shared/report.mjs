@@ -125,3 +125,15 @@ export function foreignLine(trust) {
   return `This checkpoint is foreign (${trust.foreign_reason ?? 'it does not come from this store'}): ` +
     'restoring it loads nothing until you confirm that you trust where it comes from.';
 }
+
+/**
+ * "[7] df = load()": the cell a checkpoint was taken after (meta.cell: executionCount,
+ * firstLine), the label of a point of the notebook's history; '' for a checkpoint without one.
+ * The same words as Python's elastic_lite._history.point_label (%checkpoints).
+ */
+export function pointLabel(meta) {
+  const cell = meta?.cell;
+  if (!cell || typeof cell !== 'object') return '';
+  const count = cell.executionCount ?? '?';
+  return `[${count}] ${cell.firstLine ?? ''}`.trimEnd();
+}

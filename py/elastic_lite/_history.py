@@ -28,7 +28,7 @@ changed buffer, the price of reading big buffers once at memory speed (zlib's CR
 at 2-3 GB/s in Pyodide, a cryptographic hash at 0.2-0.5 GB/s). Pickle streams, where small
 variables change at every cell, use the 128-bit digest.
 
-What is remembered (`Reuse`, one per store and namespace, i.e. per kernel and store): for
+What is remembered (`Tracker`, one per store and namespace, i.e. per kernel and store): for
 each data record of the previous checkpoint its group's names, the record's key and length
 in the store (read back with one `get_entry` after the commit), its signature, its proof,
 the objects the proof holds, and its report line. Before a checkpoint `prepare()` asks the
@@ -38,7 +38,9 @@ by restore) drops everything of a namespace: the first checkpoint after a restor
 """
 
 import array
+import datetime
 import hashlib
+import time
 import zlib
 
 from ._capture import default_namespace
@@ -111,21 +113,27 @@ def proof_of(values, previous=None):
     return ("same",) + tuple(map(id, values)), tuple(values)
 
 
+class Tracker:
+    """This kernel's memory of its previous checkpoint of one namespace to one store: the
+    memos of its data records, by group names (see the module doc)."""
+
+    def __init__(self):
+        self.memos = {}  # names tuple -> Memo (key known)
+
+
 class Reuse:
-    """This kernel's memory of its previous checkpoint to one store (see the module doc).
+    """One checkpoint being taken with change detection (made by `prepare`; two checkpoints
+    running at once, e.g. an automatic one and a person's, each have their own).
 
     The snapshot loop asks `previous(names)` for a group's memo, then either reuses it (by
     proof or by signature: `reused(index, memo, ...)`) or writes the record (`wrote(index,
     memo)`); `key(index)` is the stored key of a reused record. `committed()` learns the new
-    records' keys and makes this checkpoint the previous one."""
+    records' keys and makes this checkpoint the one the tracker remembers."""
 
-    def __init__(self):
-        self.memos = {}  # names tuple -> Memo of the previous checkpoint (key known)
-        self.current = {}  # record index -> Memo of the checkpoint being written
-        self.stats = {"reused": 0, "reused_bytes": 0, "proven": 0, "written": 0}
-
-    def begin(self):
-        self.current = {}
+    def __init__(self, tracker, memos):
+        self.tracker = tracker
+        self.memos = memos  # names tuple -> Memo of the previous checkpoint, still stored
+        self.current = {}  # record index -> Memo of this checkpoint
         self.stats = {"reused": 0, "reused_bytes": 0, "proven": 0, "written": 0}
 
     def previous(self, names):
@@ -149,11 +157,12 @@ class Reuse:
     async def committed(self, store, name, record_count):
         """After the commit of checkpoint `name` (its writer lock still held): read its entry
         once for the keys of the records just written; they become what is remembered."""
-        self.memos = {}
+        self.tracker.memos = {}
         entry = await store.get_entry(name)
         records = (entry or {}).get("records") or []
         if len(records) != record_count:
             return  # not the entry we wrote (or a store that cut it otherwise): remember none
+        memos = {}
         for index, memo in self.current.items():
             rec = records[index]
             if memo.key is not None and memo.key != rec.get("key"):
@@ -162,11 +171,11 @@ class Reuse:
             if not isinstance(length, int) or length <= 0 or length % 64:
                 continue
             memo.key, memo.length = rec.get("key"), length
-            self.memos[memo.names] = memo
-        self.current = {}
+            memos[memo.names] = memo
+        self.tracker.memos = memos
 
 
-_trackers = []  # [(store, namespace, Reuse)], newest last
+_trackers = []  # [(store, namespace, Tracker)], newest last
 
 
 def _takes_records(store):
@@ -175,34 +184,33 @@ def _takes_records(store):
 
 
 def tracker(store, namespace):
-    """The Reuse of this store and namespace (made on first use)."""
-    for s, ns, reuse in _trackers:
+    """The Tracker of this store and namespace (made on first use)."""
+    for s, ns, found in _trackers:
         if s is store and ns is namespace:
-            return reuse
-    reuse = Reuse()
-    _trackers.append((store, namespace, reuse))
+            return found
+    made = Tracker()
+    _trackers.append((store, namespace, made))
     del _trackers[:-_TRACKERS]
-    return reuse
+    return made
 
 
 async def prepare(store, namespace=None, incremental=True):
     """The Reuse to hand the snapshot loop for a checkpoint of `namespace` into `store`, or
     None (every record written) when not incremental or the store does not take records one
-    by one. Records remembered that the store no longer holds are forgotten; the others are
-    pinned by `has_records` until the commit."""
+    by one. Records remembered that the store no longer holds are left out; the others are
+    pinned by `has_records` until the commit (a delete meanwhile cannot free them)."""
     if not incremental or not _takes_records(store):
         return None
     ns = default_namespace() if namespace is None else namespace
-    reuse = tracker(store, ns)
-    if reuse.memos:
-        memos = list(reuse.memos.values())
+    known = tracker(store, ns)
+    memos = list(known.memos.values())
+    if memos:
         try:
             present = list(await store.has_records([m.key for m in memos]))
         except Exception:  # a store that cannot tell: reuse nothing, write every record
             present = [False] * len(memos)
-        reuse.memos = {m.names: m for m, ok in zip(memos, present) if ok is True}
-    reuse.begin()
-    return reuse
+        memos = [m for m, ok in zip(memos, present) if ok is True]
+    return Reuse(known, {m.names: m for m in memos})
 
 
 def forget(namespace=None, store=None):
@@ -211,3 +219,54 @@ def forget(namespace=None, store=None):
     ns = default_namespace() if namespace is None else namespace
     _trackers[:] = [t for t in _trackers
                     if not (t[1] is ns and (store is None or t[0] is store))]
+
+
+# ---- the timeline: automatic checkpoints after cells, and points of it ----
+
+_auto = {"enabled": True}
+
+
+def set_auto(enabled):
+    """Turn this kernel's automatic checkpoints after each cell on or off (`%autocheckpoint`).
+    Hosts that take them (the JupyterLite extension) ask with `host.checkpoint(auto=True)`,
+    which does nothing while they are off."""
+    _auto["enabled"] = bool(enabled)
+    return _auto["enabled"]
+
+
+def auto_enabled():
+    return _auto["enabled"]
+
+
+def point_name(notebook, count=None, time_ms=None):
+    """The name of an automatic checkpoint: `<notebook> [<count>] <UTC time, ms>`."""
+    ms = int(time.time() * 1000) if time_ms is None else int(time_ms)
+    when = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+    stamp = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    return f"{notebook or 'untitled'} [{'?' if count is None else count}] {stamp}"
+
+
+def cell_of(meta):
+    """The cell that led to a checkpoint ({executionCount, firstLine, timeMs}) or {}."""
+    cell = (meta or {}).get("cell")
+    return cell if isinstance(cell, dict) else {}
+
+
+def point_label(meta):
+    """`[7] df = load()` for a checkpoint taken after a cell, else ''."""
+    cell = cell_of(meta)
+    if not cell:
+        return ""
+    count = cell.get("executionCount")
+    head = f"[{count}]" if count is not None else "[?]"
+    line = cell.get("firstLine") or ""
+    return f"{head} {line}".rstrip()
+
+
+def find_point(entries, count):
+    """The newest of `entries` (store.list(): newest first) taken after the cell executed as
+    `count` (`In [count]`), or None."""
+    for entry in entries:
+        if cell_of(entry.get("meta")).get("executionCount") == count:
+            return entry
+    return None

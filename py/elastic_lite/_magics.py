@@ -1,4 +1,5 @@
-"""IPython magics: %checkpoint [name], %restore [name] [--trust], %checkpoints.
+"""IPython magics: %checkpoint [name], %restore [name | @N] [--trust], %checkpoints,
+%autocheckpoint [on|off].
 
 Imported only by `%load_ext elastic_lite` (IPython is not part of plain Pyodide). Each magic
 calls one operation of `elastic_lite.host` and prints its report; a failure is one plain line
@@ -21,6 +22,7 @@ import datetime
 
 from . import host
 from ._report import _table, checkpoint_text, human_size, restore_text
+from ._history import auto_enabled, cell_of, point_label, set_auto
 from ._store import MemoryStore, get_notebook, get_store
 
 
@@ -77,6 +79,13 @@ def _parse(line):
     return name or None, trust
 
 
+def _point(name):
+    """`@7` -> 7 (a point of the history: the checkpoint taken after cell In [7]), else None."""
+    if name and name.startswith("@") and name[1:].isdigit():
+        return int(name[1:])
+    return None
+
+
 def checkpoint_magic(shell, line):
     name, _ = _parse(line)
 
@@ -91,6 +100,9 @@ def checkpoint_magic(shell, line):
 
 def restore_magic(shell, line):
     name, trust = _parse(line)
+    at = _point(name)
+    if at is not None:
+        name = None
     notebook = get_notebook() if name is None else None
 
     def show(report):
@@ -98,7 +110,7 @@ def restore_magic(shell, line):
             print(f"checkpoint {report['name']!r}: " + restore_text(report))
 
     return _run(lambda: host.restore(name, namespace=shell.user_ns, trust=trust,
-                                     notebook=notebook), show)
+                                     notebook=notebook, at=at), show)
 
 
 def checkpoints_magic(shell, line):
@@ -112,6 +124,8 @@ def checkpoints_magic(shell, line):
         if not entries:
             print(f"no checkpoints{of} yet (take one with %checkpoint [name])")
             return
+        if any(cell_of(e.get("meta")) for e in entries):
+            print("(%restore @N restores the state after cell [N]; %restore NAME any checkpoint)")
         if notebook is not None:
             print(f"checkpoints{of}:")
         rows = []
@@ -120,11 +134,23 @@ def checkpoints_magic(shell, line):
             when = m.get("createdMs")
             when = datetime.datetime.fromtimestamp(when / 1000).strftime("%Y-%m-%d %H:%M:%S") \
                 if when else "?"
-            rows.append([e["name"], when, human_size(m.get("size") or 0),
+            rows.append([e["name"], when, point_label(m), human_size(m.get("size") or 0),
                          str(m.get("variables", "?")), str(len(m.get("skipped") or []))])
-        print(_table(["name", "created", "size", "variables", "skipped"], rows))
+        print(_table(["name", "created", "after cell", "size", "variables", "skipped"], rows))
 
     return _run(lambda: host.list(notebook=notebook), show)
+
+
+def autocheckpoint_magic(shell, line):
+    """`%autocheckpoint [on|off]`: this kernel's automatic checkpoint after each cell."""
+    word = line.strip().lower()
+    if word in ("on", "off"):
+        set_auto(word == "on")
+    elif word:
+        print("elastic_lite: %autocheckpoint takes on or off (nothing: show the setting)")
+        return
+    print("automatic checkpoints after each cell: " + ("on" if auto_enabled() else "off")
+          + " (in this kernel; the JupyterLite extension's setting turns them off everywhere)")
 
 
 def register(shell):
@@ -133,3 +159,5 @@ def register(shell):
     shell.register_magic_function(lambda line: restore_magic(shell, line), "line", "restore")
     shell.register_magic_function(lambda line: checkpoints_magic(shell, line),
                                   "line", "checkpoints")
+    shell.register_magic_function(lambda line: autocheckpoint_magic(shell, line),
+                                  "line", "autocheckpoint")

@@ -164,7 +164,8 @@ class Snapshot:
                 rows.append({"name": n, "type": t, "serializer": g.serializer, "record": index,
                              "bytes": g.bytes if first else None, "ms": g.ms if first else None,
                              "fallback": g.fallback if first else None,
-                             "note": g.note if first else None})
+                             "note": g.note if first else None,
+                             "reused": g.reused if first else None})
         return rows
 
     def table(self):

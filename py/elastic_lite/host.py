@@ -39,7 +39,7 @@ import sys
 import time
 import traceback
 
-from . import _checkpoint_replay, _session, _store, _trust
+from . import _checkpoint_replay, _history, _session, _store, _trust
 from ._capture import default_namespace
 from ._report import checkpoint_meta, describe_error, inspection_problems, problem, type_name
 from ._restore import CheckpointError, inspect as _inspect, load_snapshot, read_manifest
@@ -129,19 +129,34 @@ def _data_records(info):
 # --- checkpoint ---------------------------------------------------------------------------
 
 async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, progress=None,
-                     replay=True, recompute_large=False):
+                     replay=True, recompute_large=False, cell=None, auto=False):
     """Snapshot the namespace into the store as `name`. progress(event): {"phase":
     "serialize", "done", "total", "names"} before each group, then {"phase": "store"}.
     With a recorded session, the history goes along and what cannot (or should not) be
     pickled is planned for replay on restore (`replay=False`: planned for nothing);
     `recompute_large` (True, or the cost model's options) also leaves out variables that are
-    large to store and cheap to recompute by deterministic cells (report: replay.choices)."""
+    large to store and cheap to recompute by deterministic cells (report: replay.choices).
+
+    cell: the cell that led to this state ({executionCount, firstLine, timeMs}), kept as
+    `meta.cell` (the history timeline shows it). auto: an automatic checkpoint after a cell
+    (the JupyterLite extension's): named `<notebook> [<count>] <time>` when no name is given,
+    and nothing is done while this kernel has them turned off (`%autocheckpoint off`): the
+    report then says `off`. Groups unchanged since this kernel's previous checkpoint to the
+    store are not written again (`reuse` in the report)."""
     t0 = _now()
-    name = name or _store.DEFAULT_NAME
     notebook = _store.get_notebook() if notebook is None else notebook
+    if auto and name is None:
+        cell_ = cell or {}
+        name = _history.point_name(notebook, cell_.get("executionCount"), cell_.get("timeMs"))
+    name = name or _store.DEFAULT_NAME
     report = _new("checkpoint", name=name, notebook=notebook, size=0, variables=[], skipped=[],
-                  modules=[], walk=None, replay=None)
+                  modules=[], walk=None, replay=None, reuse=None, off=False)
     if _bad_name(report, name):
+        return report
+    if auto and not _history.auto_enabled():
+        report["off"] = True
+        report["warnings"].append("automatic checkpoints are off in this kernel "
+                                  "(%autocheckpoint on turns them on again)")
         return report
 
     def on_group(done, total, group):
@@ -154,7 +169,7 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
     try:
         snap = await _store.checkpoint(
             name, namespace=ns, names=names if plan is None or plan.names is None else plan.names,
-            notebook=notebook, progress=on_group,
+            notebook=notebook, progress=on_group, cell=cell,
             history=None if plan is None else plan.history,
             manifest=None if plan is None else plan.manifest)
     except _store.StoreError as exc:
@@ -163,7 +178,8 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
     total = _ms(t0)
     d = snap.to_dict()
     report.update(size=snap.size, skipped=d["skipped"], modules=d["modules"],
-                  walk=d["walk"], variables=snap.variable_rows())
+                  walk=d["walk"], variables=snap.variable_rows(),
+                  reuse=getattr(snap, "reuse", None))
     report["timings"] = {"serialize_ms": snap.ms, "store_ms": max(0.0, total - snap.ms),
                          "total_ms": total}
     return report
@@ -188,9 +204,10 @@ def _replay_permitted(trust, source, meta):
 
 
 async def restore(name=None, *, data=None, namespace=None, trust=False, notebook=None,
-                  progress=None, replay=True, data_only=False):
+                  progress=None, replay=True, data_only=False, at=None):
     """Restore checkpoint `name` from the store (default: the newest, of `notebook` when
-    given), or the container bytes `data`, into the namespace (default: the user's).
+    given; with `at`, the newest of `notebook` taken after the cell executed as `In [at]`),
+    or the container bytes `data`, into the namespace (default: the user's).
     A foreign checkpoint (bytes given) restores nothing unless `trust` (the person saw
     report["trust"]["imports"] and confirmed) or `data_only` (plain data types only).
     Records that are damaged, refused (deny-listed or unknown globals, unless `trust`) or
@@ -207,6 +224,10 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
     foreign = _foreign_reason("data") if data is not None else None
     if data is None:
         _emit(progress, phase="read")
+        if at is not None:
+            name = report["name"] = await _point(report, notebook, at)
+            if name is None:
+                return report
         data, meta = await _read_entry(report, name, notebook)
         if data is None:
             return report
@@ -259,6 +280,24 @@ def _foreign_reason(source, meta=None):
     if source == "data":
         return "it was read from a file, not from this store"
     return None
+
+
+async def _point(report, notebook, at):
+    """The name of the newest checkpoint (of `notebook`) taken after cell `In [at]`, or None
+    with a `not-found` problem."""
+    store = await _store_or_fail(report)
+    if store is None:
+        return None
+    try:
+        entry = _history.find_point(await store.list(notebook=notebook), at)
+    except _store.StoreError as exc:
+        _store_failure(report, exc)
+        return None
+    if entry is None:
+        _fail(report, "failed", f"no checkpoint{_of(notebook)} was taken after cell [{at}]",
+              code="not-found")
+        return None
+    return entry["name"]
 
 
 async def _read_entry(report, name, notebook):

@@ -2,7 +2,7 @@
 // checkpoint from the command palette and by keyboard shortcut, inspect (records, serializers,
 // what each would import: elastic_lite.host.inspect in the kernel), export to a file, delete, import the
 // file back and restore it into a restarted kernel, refuse a damaged file with a clear message,
-// and the opt-in auto-checkpoint after a successful cell.
+// and the auto-checkpoint after a successful cell (turned off, then on again).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -59,6 +59,9 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
   const tmp = tempDirSync('elastic-lite-jl-');
   try {
     await openNotebook(page, site.url);
+    // auto-checkpoint is on by default (the history); off here, so each step below adds
+    // exactly the checkpoints it makes (tests/browser/history-jupyterlite.test.mjs tests it)
+    await runFromPalette(page, 'Auto-checkpoint after each successful cell');
     await runCell(page, CELL_BUILD, 'state built');
     await openSidebar(page);
     await waitForItemCount(page, 0);
@@ -150,12 +153,11 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
       { hasText: 'Delete' }).click();
     await waitForItemCount(page, 1);
 
-    // 8. auto-checkpoint: off by default; on, a successful cell leads to one "(auto)" checkpoint
+    // 8. auto-checkpoint back on: a successful cell leads to one checkpoint, named by that cell
     await runFromPalette(page, 'Auto-checkpoint after each successful cell');
     await runCell(page, CELL_BUILD, 'state built');
     await waitForItemCount(page, 2);
-    assert.match(await sidebarItems(page).first().getAttribute('title'), /\(auto\)$/);
-    await runFromPalette(page, 'Auto-checkpoint after each successful cell'); // back off
+    assert.match(await sidebarItems(page).first().getAttribute('title'), /^elastic-lite-demo\.ipynb \[\d+\] \d{4}-/);
 
     browser.assertOffline();
   } finally {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { DirectoryStore } from '../../js/store/directory.mjs';
 import { runCli, tempWorkdir, oneLineError } from './cli-helpers.mjs';
 
-const COMMANDS = ['run', 'restore', 'ls', 'inspect', 'verify', 'export', 'import', 'rm'];
+const COMMANDS = ['run', 'restore', 'ls', 'inspect', 'verify', 'export', 'import', 'rm', 'retention'];
 
 test('--help lists every command and the exit codes; each command has --help', async () => {
   const cwd = await tempWorkdir();

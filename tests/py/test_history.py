@@ -237,3 +237,31 @@ def test_a_long_stream_goes_through_the_core_and_is_still_reused_or_rewritten():
     ns = s.restored()
     assert ns["big"][-1] == "changed" and ns["pair"][0] is ns["big"]
     assert len(ns["pair"][1].data) == 100000
+
+
+class _YieldingStore(el.MemoryStore):
+    """A memory store whose record writes suspend, so two checkpoints interleave."""
+
+    async def put_records(self, records):
+        await asyncio.sleep(0)
+        return await super().put_records(records)
+
+
+def test_two_checkpoints_interleaved_keep_their_own_records():
+    s = Session("first = bytearray(9 << 20)\nsmall = [1]\nlast = {'v': 0}")
+    s.store = _YieldingStore()
+    s.checkpoint()
+    s.run("first[0] = 1")  # a new 9 MiB record: each stream stops half-way to send it
+
+    async def both():
+        return await asyncio.gather(checkpoint(s.store, "x", s.ns), checkpoint(s.store, "y", s.ns))
+
+    x, y = asyncio.run(both())
+    assert written(x) == written(y) == ["first"] and reused(x) == reused(y) == ["last", "small"]
+    for name in ("x", "y"):
+        ns = s.restored(name)
+        assert ns["first"][0] == 1 and ns["small"] == [1] and ns["last"] == {"v": 0}
+    s.run("small.append(2)")
+    s.count = 9
+    snap = s.checkpoint()  # after both: what the tracker remembers is still stored
+    assert written(snap) == ["small"] and s.restored()["small"] == [1, 2]

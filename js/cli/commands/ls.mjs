@@ -1,6 +1,7 @@
-// `elastic-lite ls`: the checkpoints in the store, newest first.
+// `elastic-lite ls`: the checkpoints in the store, newest first (with the cell each one
+// followed, for the points of a notebook's history).
 import { fmtDate, table } from '../format.mjs';
-import { fmtBytes } from '../../shared/report.mjs';
+import { fmtBytes, pointLabel } from '../../shared/report.mjs';
 
 export default {
   summary: 'list the checkpoints in the store, newest first',
@@ -13,11 +14,15 @@ export default {
       ctx.say(`No checkpoints in ${ctx.storeDir}.`);
       return 0;
     }
+    // the history: the cell each checkpoint followed, when any was taken after a cell
+    const cells = entries.some(({ meta }) => pointLabel(meta));
     ctx.say(table(
-      [{ title: 'NAME' }, { title: 'NOTEBOOK' }, { title: 'CREATED' }, { title: 'SIZE', align: 'right' },
+      [{ title: 'NAME' }, { title: 'NOTEBOOK' }, { title: 'CREATED' },
+        ...(cells ? [{ title: 'AFTER CELL' }] : []), { title: 'SIZE', align: 'right' },
         { title: 'VARIABLES', align: 'right' }, { title: 'SKIPPED', align: 'right' }],
       entries.map(({ name, meta }) => [
-        name, meta.notebook ?? '-', fmtDate(meta.createdMs), fmtBytes(meta.size),
+        name, meta.notebook ?? '-', fmtDate(meta.createdMs),
+        ...(cells ? [clip(pointLabel(meta) || '-', 40)] : []), fmtBytes(meta.size),
         countOf(meta.variables ?? meta.names), countOf(meta.skipped),
       ]),
     ));
@@ -29,4 +34,8 @@ function countOf(v) {
   if (Array.isArray(v)) return String(v.length);
   if (typeof v === 'number') return String(v);
   return '-';
+}
+
+function clip(text, n) {
+  return text.length > n ? `${text.slice(0, n - 1)}…` : text;
 }

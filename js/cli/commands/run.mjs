@@ -10,29 +10,33 @@ import { table } from '../format.mjs';
 import { fmtBytes, fmtMs, problemLine, replayNotes } from '../../shared/report.mjs';
 import { readNotebook } from '../notebook.mjs';
 import { startSession } from '../pyodide-session.mjs';
+import { RETENTION_OPTIONS, retentionFrom } from '../retention.mjs';
 import { phase, timed } from '../progress.mjs';
 
 export default {
   summary: 'run a notebook in a fresh Pyodide, then checkpoint it',
-  usage: 'run NOTEBOOK.ipynb [--name NAME]',
+  usage: 'run NOTEBOOK.ipynb [--name NAME] [--history] [--keep-last N] [--keep-hourly N] [--max-bytes SIZE]',
   description: 'Code cells run in order as Python with top-level await. IPython lines: %time/%timeit/%%time run\n' +
     'their statement (untimed); other magics and !shell lines are skipped with a warning naming the line.\n' +
-    'The first cell that raises stops the run: exit status 1, nothing is saved.',
+    'The first cell that raises stops the run: exit status 1, nothing more is saved.\n' +
+    'With --history, a checkpoint "NAME [N]" follows each cell N (only what changed is written): the\n' +
+    'notebook\'s history, listed by ls with the cell each point followed.',
   options: {
     name: { type: 'string', help: 'checkpoint name (default: the notebook file name without .ipynb)' },
-    'keep-last': { type: 'string', arg: 'n', help: 'keep only the newest N checkpoints of this notebook' },
     'no-replay': { type: 'boolean', help: 'plan no replay: what cannot be saved is skipped, not recomputed on restore' },
     'recompute-large': { type: 'boolean', help: 'do not store large variables that deterministic cells recompute faster (cost model)' },
+    history: { type: 'boolean', help: 'also checkpoint after each cell, as "NAME [N]"' },
+    ...RETENTION_OPTIONS,
   },
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw usageError('run needs one NOTEBOOK.ipynb.');
     const file = ctx.positionals[0];
     const notebook = path.basename(file);
     const name = ctx.values.name ?? notebook.replace(/\.ipynb$/i, '');
-    const keepLast = ctx.values['keep-last'] == null ? undefined : Number(ctx.values['keep-last']);
-    if (keepLast !== undefined && !(Number.isInteger(keepLast) && keepLast >= 1)) throw usageError('--keep-last needs a whole number >= 1.');
+    const retention = retentionFrom(ctx.values);
     ctx.checkName(name); // a name this store cannot hold fails now, not after seconds of Pyodide
-    const store = ctx.store({ keepLast });
+    if (ctx.values.history) ctx.checkName(pointName(name, 1));
+    const store = ctx.store(retention ? { retention } : undefined);
     const nb = await readNotebook(file);
 
     const timings = {};
@@ -49,9 +53,13 @@ export default {
       for (const w of r.warnings) ctx.warn(w);
       cells.push({ number: cell.number, ok: r.ok, ms, output: r.output, value: r.value, warnings: r.warnings, traceback: r.traceback });
       if (r.value != null && !ctx.json) ctx.stdout.write(`Out[${cell.number}]: ${r.value}\n`);
+      if (r.ok && ctx.values.history) {
+        cells.at(-1).checkpoint = await historyPoint(ctx, session, name, notebook, cell, timings);
+      }
       if (!r.ok) {
         ctx.emit({ ok: false, notebook: path.resolve(file), failedCell: cell.number, cells, timings });
-        throw new CliError(`${notebook}: cell ${cell.number} raised an exception; stopped there, nothing was saved.`,
+        throw new CliError(`${notebook}: cell ${cell.number} raised an exception; stopped there, ` +
+          `${ctx.values.history ? 'the history points before it are saved, nothing after' : 'nothing was saved'}.`,
           EXIT.FAILED, { details: r.traceback });
       }
     }
@@ -91,6 +99,27 @@ export default {
     return EXIT.OK;
   },
 };
+
+/** The name of the history point after cell `n` of a run named `name`. */
+export function pointName(name, n) {
+  return `${name} [${n}]`;
+}
+
+/** The checkpoint after a cell (--history): what it wrote, in one line. */
+async function historyPoint(ctx, session, name, notebook, cell, timings) {
+  const point = pointName(name, cell.number);
+  const firstLine = (cell.source.split('\n').find((l) => l.trim()) ?? '').trim().slice(0, 200);
+  const report = await session.call('checkpoint', {
+    name: point, notebook, auto: true, cell: { executionCount: cell.number, firstLine, timeMs: Date.now() },
+    replay: !ctx.values['no-replay'],
+  });
+  timings.history_ms = (timings.history_ms ?? 0) + (report.timings?.total_ms ?? 0);
+  if (!report.ok) throw new CliError(problemLine(`checkpoint "${point}"`, report.problems[0]), EXIT.FAILED);
+  const reuse = report.reuse;
+  const kept = reuse?.reused ? `, ${reuse.reused} of ${reuse.reused + reuse.written} records unchanged` : '';
+  ctx.say(`  checkpoint "${point}" (${fmtBytes(report.size)}${kept}, ${fmtMs(report.timings.total_ms)})`);
+  return { name: point, size: report.size, reuse, ms: report.timings.total_ms };
+}
 
 /** One row per variable; variables saved in one record (they share objects) are marked. */
 export function variableTable(variables) {

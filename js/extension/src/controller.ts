@@ -8,10 +8,18 @@ import { Notification } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { exportFileName, fmtBytes, IProblem, problemLine, problemsOf, restoredNothing } from '../../shared/report.mjs';
+import {
+  exportFileName,
+  fmtBytes,
+  IProblem,
+  pointLabel,
+  problemLine,
+  problemsOf,
+  restoredNothing
+} from '../../shared/report.mjs';
 import { checkpointName, formatTime } from './format';
 import { IKernelResult, runInKernel } from './kernel';
-import { getStore, IStoreEntry } from './modules';
+import { getStore, IRetention, IStoreEntry } from './modules';
 import { hostCode, setNotebookCode } from './python';
 
 /** A report of elastic_lite.host, as the kernel printed it. */
@@ -30,6 +38,17 @@ export class ElasticLiteController {
 
   private _setStatus(text: string): void {
     this._status = text;
+    this._changed.emit('');
+  }
+
+  /** The last automatic checkpoint (the history), apart from `status`: what a person asked
+   * for is never overwritten by a checkpoint that happened on its own meanwhile. */
+  get historyStatus(): string {
+    return this._historyStatus;
+  }
+
+  private _setHistoryStatus(text: string): void {
+    this._historyStatus = text;
     this._changed.emit('');
   }
 
@@ -106,10 +125,58 @@ export class ElasticLiteController {
     }
   }
 
-  /** Checkpoint the notebook's kernel. Returns the checkpoint name. */
-  async checkpoint(panel: NotebookPanel, options: { auto?: boolean } = {}): Promise<string> {
+  /**
+   * The automatic checkpoint after a cell (a point of the notebook's history): named by the
+   * kernel after the cell; groups unchanged since the kernel's previous checkpoint are not
+   * written again. Returns the report (`off`: the kernel has them turned off).
+   */
+  async autoCheckpoint(panel: NotebookPanel, cell: ICellPoint): Promise<IReport> {
     const notebook = panel.context.path;
-    const name = checkpointName(notebook, options.auto);
+    if (this._autoRunning.has(panel)) {
+      this._autoAgain.set(panel, cell); // one at a time per notebook: the newest waits
+      return { ok: true, queued: true };
+    }
+    this._autoRunning.add(panel);
+    try {
+      const report = await this._host(panel, 'checkpoint', { notebook, cell, auto: true });
+      const after = `After ${pointLabel({ cell }) || 'the cell'}`;
+      if (report.off) {
+        this._setHistoryStatus('Automatic checkpoints are off in this kernel (%autocheckpoint on).');
+      } else if (!report.ok) {
+        const why = (report.problems ?? []).map(p => problemLine('', p)).join('; ') || report.error || 'unknown error';
+        this._setHistoryStatus(`${after}: not saved: ${why}`);
+        throw new Error(`automatic checkpoint failed: ${why}`);
+      } else {
+        this._setHistoryStatus(`${after}: saved ${describe(report)}${reuseNote(report)}`);
+        this._changed.emit(notebook);
+      }
+      return report;
+    } finally {
+      this._autoRunning.delete(panel);
+      const next = this._autoAgain.get(panel);
+      if (next) {
+        this._autoAgain.delete(panel);
+        void this.autoCheckpoint(panel, next).catch(e =>
+          console.warn('Elastic Lite auto-checkpoint:', (e as Error).message)
+        );
+      }
+    }
+  }
+
+  /** The retention of every notebook's checkpoints in this origin's store (the settings). */
+  async setRetention(policy: IRetention | null): Promise<void> {
+    try {
+      const store = await getStore();
+      await store.setRetention(null, policy);
+    } catch (e) {
+      console.warn('Elastic Lite: cannot set the history retention:', e);
+    }
+  }
+
+  /** Checkpoint the notebook's kernel. Returns the checkpoint name. */
+  async checkpoint(panel: NotebookPanel): Promise<string> {
+    const notebook = panel.context.path;
+    const name = checkpointName(notebook);
     this._setStatus(`Checkpointing ${notebook}…`);
     const report = await this._host(panel, 'checkpoint', { name, notebook });
     if (!report.ok) {
@@ -238,10 +305,29 @@ export class ElasticLiteController {
     return true;
   }
 
+  private _autoRunning = new Set<NotebookPanel>();
+  private _autoAgain = new Map<NotebookPanel, ICellPoint>(); // the next point, while one runs
   private _offers = new Map<string, string>(); // notebook -> its restore offer's notification
   private _bound = new WeakMap<NotebookPanel, string>(); // panel -> 'kernel id + path' told
   private _status = 'Ready.';
+  private _historyStatus = '';
   private _changed = new Signal<this, string>(this);
+}
+
+/** The cell a checkpoint is taken after (meta.cell). */
+export interface ICellPoint {
+  executionCount: number | null;
+  firstLine: string;
+  timeMs: number;
+}
+
+/** "; 5 of 6 records unchanged (98 MiB not written again)" for a checkpoint's reuse stats. */
+export function reuseNote(report: IReport): string {
+  const r = report.reuse;
+  if (!r || !r.reused) {
+    return '';
+  }
+  return `; ${r.reused} of ${r.reused + r.written} records unchanged (${fmtBytes(r.reused_bytes)} not written again)`;
 }
 
 /**

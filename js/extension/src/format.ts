@@ -8,7 +8,8 @@ export function formatTime(ms: number | undefined | null): string {
   return new Date(ms).toLocaleString();
 }
 
-/** A checkpoint name for a notebook: its path plus a timestamp, unique and readable. */
-export function checkpointName(notebook: string, auto = false): string {
-  return auto ? `${notebook} (auto)` : `${notebook} ${new Date().toISOString()}`;
+/** A checkpoint name for a notebook: its path plus a timestamp, unique and readable. (The
+ * automatic checkpoints after a cell are named by the kernel: "<path> [<count>] <time>".) */
+export function checkpointName(notebook: string): string {
+  return `${notebook} ${new Date().toISOString()}`;
 }

@@ -2,15 +2,17 @@
 // IndexedDB and restore it into a fresh kernel. This file wires the parts into JupyterLab, one
 // named step each: settings, commands (+ shortcuts and the notebook toolbar, both declared in
 // schema/plugin.json), the sidebar, the palette, the restore offer after a reload or a kernel
-// restart, and the opt-in auto-checkpoint.
+// restart, the automatic checkpoint after each cell (the notebook's history) and its
+// retention.
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, Notification } from '@jupyterlab/apputils';
-import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { INotebookTracker, Notebook, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { ElasticLiteController } from './controller';
+import { IRetention } from './modules';
 import { CheckpointSidebar } from './sidebar';
 
 const PLUGIN_ID = 'elastic-lite-jupyterlite:plugin';
@@ -36,6 +38,9 @@ interface ISettings {
   autoCheckpoint: boolean;
   autoCheckpointDelayMs: number;
   offerRestore: boolean;
+  historyKeepLast: number;
+  historyKeepHourly: number;
+  historyMaxMiB: number;
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -52,7 +57,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     restorer: ILayoutRestorer | null
   ) => {
     const controller = new ElasticLiteController();
-    const settings = loadSettings(app, settingRegistry);
+    const settings = loadSettings(app, settingRegistry, controller);
     addCommands(app, tracker, controller, settings);
     addSidebar(app, tracker, controller, restorer);
     addToPalette(palette);
@@ -69,13 +74,22 @@ interface ILiveSettings extends ISettings {
   set(key: keyof ISettings, value: boolean | number): Promise<void>;
 }
 
-function loadSettings(app: JupyterFrontEnd, registry: ISettingRegistry | null): ILiveSettings {
+function loadSettings(
+  app: JupyterFrontEnd,
+  registry: ISettingRegistry | null,
+  controller: ElasticLiteController
+): ILiveSettings {
   let stored: ISettingRegistry.ISettings | null = null;
+  let loading: Promise<unknown> = Promise.resolve();
   const settings: ILiveSettings = {
-    autoCheckpoint: false,
-    autoCheckpointDelayMs: 3000,
+    autoCheckpoint: true,
+    autoCheckpointDelayMs: 500,
     offerRestore: true,
+    historyKeepLast: 30,
+    historyKeepHourly: 24,
+    historyMaxMiB: 1024,
     async set(key, value) {
+      await loading; // a change made while the registry loads must not be overwritten by it
       if (stored) {
         await stored.set(key, value); // persisted; `changed` updates the fields
       } else {
@@ -83,19 +97,38 @@ function loadSettings(app: JupyterFrontEnd, registry: ISettingRegistry | null): 
       }
     }
   };
-  void registry?.load(PLUGIN_ID).then(
+  loading = (registry?.load(PLUGIN_ID) ?? Promise.reject(new Error('no settings registry'))).then(
     s => {
       stored = s;
       const read = () => {
         Object.assign(settings, s.composite as unknown as Partial<ISettings>);
         app.commands.notifyCommandChanged(CommandIDs.toggleAuto);
+        void controller.setRetention(retentionOf(settings));
       };
       read();
       s.changed.connect(read);
     },
-    e => console.warn('Elastic Lite: cannot load settings, using defaults:', e)
+    e => {
+      console.warn('Elastic Lite: cannot load settings, using defaults:', e);
+      void controller.setRetention(retentionOf(settings));
+    }
   );
   return settings;
+}
+
+/** The store's retention policy from the history settings (0 = that rule is not used). */
+function retentionOf(settings: ISettings): IRetention | null {
+  const policy: IRetention = {};
+  if (settings.historyKeepLast > 0) {
+    policy.keepLast = settings.historyKeepLast;
+  }
+  if (settings.historyKeepHourly > 0) {
+    policy.keepHourly = settings.historyKeepHourly;
+  }
+  if (settings.historyMaxMiB > 0) {
+    policy.maxBytes = settings.historyMaxMiB * 1024 * 1024;
+  }
+  return Object.keys(policy).length ? policy : null;
 }
 
 /** Runs an action of the current notebook and shows its outcome as a notification. */
@@ -141,7 +174,7 @@ function addCommands(
   });
   app.commands.addCommand(CommandIDs.toggleAuto, {
     label: 'Auto-checkpoint after each successful cell',
-    caption: 'Checkpoint the kernel automatically (debounced) after each successful cell execution',
+    caption: "Checkpoint the kernel after each successful cell: the notebook's history (only what changed is written)",
     isToggled: () => settings.autoCheckpoint,
     execute: () => settings.set('autoCheckpoint', !settings.autoCheckpoint)
   });
@@ -169,28 +202,59 @@ function addToPalette(palette: ICommandPalette | null): void {
   }
 }
 
-/** Opt-in: checkpoint a notebook a moment after its last successful cell (debounced). */
+/**
+ * The notebook's history: after each successful code cell, once no other cell of that notebook
+ * is queued and `autoCheckpointDelayMs` has passed, one automatic checkpoint of its kernel,
+ * tied to that cell (execution count, first line, time). A cell scheduled meanwhile takes its
+ * place, so a run of queued cells (Run All) gives one point after the last and is never held
+ * up; in the kernel, only groups that changed are written. The kernel can refuse them
+ * (`%autocheckpoint off`).
+ */
 function autoCheckpoint(tracker: INotebookTracker, controller: ElasticLiteController, settings: ISettings): void {
-  const timers = new Map<NotebookPanel, number>();
+  const timers = new Map<Notebook, number>();
+  // a cell scheduled meanwhile takes the place of the pending point
+  NotebookActions.executionScheduled.connect((_, { notebook }) => window.clearTimeout(timers.get(notebook)));
   NotebookActions.executed.connect((_, { notebook, cell, success }) => {
-    if (!settings.autoCheckpoint || !success || cell.model.type !== 'code') {
+    if (!settings.autoCheckpoint || !success || cell.model.type !== 'code' || othersQueued(notebook, cell)) {
       return;
     }
     const panel = tracker.find(p => p.content === notebook);
     if (!panel) {
       return;
     }
-    window.clearTimeout(timers.get(panel));
+    const point = {
+      executionCount: (cell.model as { executionCount?: number | null }).executionCount ?? null,
+      firstLine: firstLine(cell.model.sharedModel.getSource()),
+      timeMs: Date.now()
+    };
+    window.clearTimeout(timers.get(notebook));
     timers.set(
-      panel,
+      notebook,
       window.setTimeout(() => {
-        timers.delete(panel);
-        controller
-          .checkpoint(panel, { auto: true })
-          .catch(e => console.warn('Elastic Lite auto-checkpoint:', (e as Error).message));
+        timers.delete(notebook);
+        if (!othersQueued(notebook, null)) {
+          controller
+            .autoCheckpoint(panel, point)
+            .catch(e => console.warn('Elastic Lite auto-checkpoint:', (e as Error).message));
+        }
       }, settings.autoCheckpointDelayMs)
     );
   });
+}
+
+/**
+ * Whether another code cell of the notebook is queued or running (JupyterLab marks both
+ * 'running'; cells cancelled after an error are set back to 'idle').
+ */
+function othersQueued(notebook: Notebook, cell: Notebook['widgets'][number] | null): boolean {
+  return notebook.widgets.some(
+    c => c !== cell && c.model.type === 'code' && (c.model as { executionState?: string }).executionState === 'running'
+  );
+}
+
+/** The first line of a cell that says something (not blank). */
+function firstLine(source: string): string {
+  return (source.split('\n').find(l => l.trim()) ?? '').trim().slice(0, 200);
 }
 
 /**

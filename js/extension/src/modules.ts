@@ -14,13 +14,23 @@ export interface ICheckpointMeta {
   variables?: number;
   names?: string[];
   skipped?: unknown;
+  /** the cell the checkpoint followed (the history), and whether it was automatic */
+  cell?: { executionCount?: number | null; firstLine?: string; timeMs?: number } | null;
+  auto?: boolean;
   [key: string]: unknown;
 }
 export interface IStoreEntry {
   name: string;
   meta: ICheckpointMeta;
 }
+/** A retention policy of the store (docs/INTERFACES.md, "Stores"). */
+export interface IRetention {
+  keepLast?: number;
+  keepHourly?: number;
+  maxBytes?: number;
+}
 export interface IStore {
+  setRetention(notebook: string | null, policy: IRetention | null): Promise<void>;
   put(name: string, bytes: Uint8Array, meta: ICheckpointMeta): Promise<unknown>;
   get(name: string): Promise<{ bytes: Uint8Array; meta: ICheckpointMeta } | null>;
   list(options?: { notebook?: string }): Promise<IStoreEntry[]>;

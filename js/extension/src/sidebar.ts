@@ -1,10 +1,11 @@
-// The sidebar panel: the current notebook's checkpoints (time, size, variables) with restore,
-// inspect, export and delete, plus checkpoint and import for the notebook. Plain DOM: the list
+// The sidebar panel: the current notebook's checkpoints — its history: one after each cell
+// when auto-checkpoint is on, each showing the cell it followed — (time, cell, size,
+// variables) with restore, inspect, export and delete, plus checkpoint and import. Plain DOM: the list
 // is short and re-rendered whole when anything changes.
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
-import { fmtBytes, problemLine, problemsOf, recordLabel } from '../../shared/report.mjs';
+import { fmtBytes, pointLabel, problemLine, problemsOf, recordLabel } from '../../shared/report.mjs';
 import { ElasticLiteController, IReport } from './controller';
 import { formatTime } from './format';
 import { IStoreEntry } from './modules';
@@ -107,6 +108,9 @@ export class CheckpointSidebar extends Widget {
       ])
     );
     body.append(el('div', { className: 'jp-ElasticLite-status', text: this.controller.status }));
+    if (this.controller.historyStatus) {
+      body.append(el('div', { className: 'jp-ElasticLite-historyStatus', text: this.controller.historyStatus }));
+    }
     if (error) {
       body.append(el('p', { className: 'jp-ElasticLite-error', text: error }));
     }
@@ -134,9 +138,17 @@ export class CheckpointSidebar extends Widget {
     const meta = entry.meta || {};
     const names = Array.isArray(meta.names) ? meta.names : [];
     const vars = meta.variables ?? names.length;
-    const li = el('li', { className: 'jp-ElasticLite-item', title: entry.name });
+    const point = pointLabel(meta);
+    const li = el('li', {
+      className: 'jp-ElasticLite-item' + (meta.auto ? ' jp-ElasticLite-auto' : ''),
+      title: entry.name
+    });
     li.dataset.name = entry.name;
     li.append(el('div', { className: 'jp-ElasticLite-itemTime', text: formatTime(meta.createdMs) }));
+    if (point) {
+      // the history: the cell this state is the result of
+      li.append(el('div', { className: 'jp-ElasticLite-itemCell', text: `after ${point}` }));
+    }
     li.append(
       el('div', {
         className: 'jp-ElasticLite-itemMeta',

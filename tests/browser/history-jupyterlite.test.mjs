@@ -1,0 +1,126 @@
+// The notebook's history in the offline JupyterLite site, in Chromium with real IndexedDB:
+// auto-checkpoint is on by default, each successful cell leaves one point in the sidebar
+// labelled with that cell, Restore on an earlier point brings its state back (undo), a run of
+// queued cells (Run All) leaves one point after the last instead of holding each cell up,
+// `%autocheckpoint off` and the setting stop them, and the history settings reach the store
+// as its retention.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  ITEM, cell, openNotebook, openSidebar, openSite, runCell, runFromPalette, sidebarItems,
+  waitForItemCount, waitForStatus,
+} from './jupyterlite-page.mjs';
+
+const TIMEOUT = 600_000;
+
+/** Appends a code cell after the last one, types `code` (one line) into it; its index. */
+async function appendCell(page, code) {
+  const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
+  const last = (await cells.count()) - 1;
+  await cell(page, last).locator('.jp-InputPrompt').click();
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('b');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(code);
+  await page.keyboard.press('Escape');
+  return last + 1;
+}
+
+/** Waits for the sidebar's history line (the last automatic checkpoint) to match `pattern`. */
+async function waitForHistoryStatus(page, pattern, timeout = 120_000) {
+  const line = page.locator('#elastic-lite-sidebar .jp-ElasticLite-historyStatus');
+  try {
+    await line.filter({ hasText: pattern }).waitFor({ state: 'attached', timeout });
+  } catch {
+    throw new Error(`the history line never matched ${pattern}; last: ${await line.textContent().catch(() => '(none)')}`);
+  }
+  return (await line.textContent()).trim();
+}
+
+/** The sidebar item of the point taken after the cell whose first line is `line`. */
+function pointAfter(page, line) {
+  return page.locator(ITEM, { has: page.locator('.jp-ElasticLite-itemCell', { hasText: `] ${line}` }) });
+}
+
+test('a point after each cell; restore an earlier one; Run All gives one; off by magic and by setting', { timeout: TIMEOUT }, async () => {
+  const site = await openSite();
+  const { page, browser } = site;
+  try {
+    await openNotebook(page, site.url);
+    await openSidebar(page);
+    await waitForItemCount(page, 0);
+
+    // 1. each successful cell: one point, labelled with the cell
+    const a = await appendCell(page, 'value = 1; print("v", value)');
+    await runCell(page, a, 'v 1');
+    await pointAfter(page, 'value = 1;').waitFor({ timeout: 120_000 });
+    const b = await appendCell(page, 'value = value + 1; print("v", value)');
+    await runCell(page, b, 'v 2');
+    await pointAfter(page, 'value = value + 1;').waitFor({ timeout: 120_000 });
+    await waitForItemCount(page, 2);
+    const label = await sidebarItems(page).first().locator('.jp-ElasticLite-itemCell').innerText();
+    assert.match(label, /^after \[\d+\] value = value \+ 1; print\("v", value\)$/, label);
+    const status = await waitForHistoryStatus(page, /^After \[\d+\] value = value/);
+    assert.match(status, /saved 1 variables \(value\)/, status);
+
+    // a failed cell leaves no point
+    const bad = await appendCell(page, 'value = value + 1; raise ValueError("no")');
+    await runCell(page, bad, 'ValueError');
+    await page.waitForTimeout(3000);
+    await waitForItemCount(page, 2);
+
+    // 2. undo: restore the point after the first cell
+    await pointAfter(page, 'value = 1;').locator('button', { hasText: 'Restore' }).click();
+    await waitForStatus(page, /^Restored /);
+    const check = await appendCell(page, 'print("now", value)');
+    await runCell(page, check, 'now 1');
+    await waitForItemCount(page, 3); // the check cell succeeded: a point of the restored state
+
+    // 3. Run All: the cells are queued, each runs without waiting for a checkpoint. The demo
+    //    notebook's magics cell takes a checkpoint of its own (%checkpoint magic-demo); Run All
+    //    then stops at the failing cell, and no point follows a failure or a cancelled cell
+    await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Run$/ }).click();
+    await page.locator('.lm-Menu-itemLabel', { hasText: /^Run All Cells$/ }).click();
+    await cell(page, bad).locator('.jp-OutputArea-output', { hasText: 'ValueError' }).first().waitFor({ timeout: 180_000 });
+    await page.waitForTimeout(3000);
+    await waitForItemCount(page, 4);
+    assert.equal(await page.locator(`${ITEM}[data-name="magic-demo"]`).count(), 1);
+
+    // 4. %autocheckpoint off: the kernel refuses them, the sidebar says so
+    const magic = await appendCell(page, '%autocheckpoint off');
+    await runCell(page, magic, 'after each cell: off');
+    await waitForHistoryStatus(page, /Automatic checkpoints are off in this kernel/);
+    const quiet = await appendCell(page, 'print("quiet", value)');
+    await runCell(page, quiet, 'quiet');
+    await page.waitForTimeout(3000);
+    await waitForItemCount(page, 4);
+    const on = await appendCell(page, '%autocheckpoint on');
+    await runCell(page, on, 'after each cell: on');
+    await waitForItemCount(page, 5);
+
+    // 5. the setting off: no point at all (nothing is asked of the kernel)
+    await runFromPalette(page, 'Auto-checkpoint after each successful cell');
+    const last = await appendCell(page, 'print("last", value)');
+    await runCell(page, last, 'last');
+    await page.waitForTimeout(3000);
+    await waitForItemCount(page, 5);
+
+    // 6. the history settings are the store's retention (defaults: last 30, one per hour for
+    //    24 hours, 1 GiB per notebook)
+    const policy = await page.evaluate(async () => {
+      const url = `${location.origin}/extensions/elastic-lite-jupyterlite/static/elastic-lite/js/store/indexeddb.mjs`;
+      const { IndexedDBStore } = await import(url);
+      const store = new IndexedDBStore();
+      try {
+        return await store.getRetention(null);
+      } finally {
+        await store.close();
+      }
+    });
+    assert.deepEqual(policy, { keepLast: 30, keepHourly: 24, maxBytes: 1024 * 1024 * 1024 });
+    browser.assertOffline();
+  } finally {
+    await site.close();
+  }
+});
