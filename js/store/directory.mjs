@@ -283,7 +283,7 @@ export class DirectoryStore {
         const mine = (await this._entries()).filter((x) => x.meta.notebook === meta.notebook);
         const expired = expiredByRetention(mine.map((x) => ({
           name: x.name, createdMs: x.meta.createdMs ?? 0, fixedBytes: x.fixedBytes,
-          bytes: () => x.records.map((r) => [r.key, r.length]),
+          bytes: () => x.records.map((r) => [r.key, r.length]), exempt: x.meta.keep === true,
         })), name, policy);
         for (const old of expired) dropped.push(...(await this._removeEntry(old)));
       }

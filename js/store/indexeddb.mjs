@@ -254,7 +254,9 @@ export function missingRecordError(name, keys) {
 // hours that have checkpoints; with neither set, all are kept. Then, newest first, kept
 // checkpoints are counted against maxBytes (bytes of distinct records + heads and tails: what
 // they really occupy); the first that would exceed it and every older one are removed. The
-// checkpoint just committed is always kept; checkpoints without a notebook never expire.
+// checkpoint just committed is always kept; checkpoints without a notebook never expire, and
+// neither do those a person asked for (`meta.keep` true: every checkpoint that was not taken
+// automatically after a cell), though they still count against maxBytes.
 
 const HOUR_MS = 3600 * 1000;
 
@@ -275,7 +277,8 @@ export function checkRetention(policy) {
 
 /**
  * Names to remove under `policy` among `entries` ([{name, createdMs, bytes(): [[key, length]...],
- * fixedBytes}] of one notebook) once `keep` (the name just committed) is saved.
+ * fixedBytes, exempt}] of one notebook) once `keep` (the name just committed) is saved. An
+ * entry with `exempt` true (its meta.keep) is never among them.
  */
 export function expiredByRetention(entries, keep, policy) {
   if (!policy) return [];
@@ -310,7 +313,7 @@ export function expiredByRetention(entries, keep, policy) {
     kept = kept.slice(0, cutAt).concat(kept.slice(cutAt).filter((e) => e.name === keep));
   }
   const keptNames = new Set(kept.map((e) => e.name));
-  return sorted.filter((e) => !keptNames.has(e.name)).map((e) => e.name);
+  return sorted.filter((e) => !keptNames.has(e.name) && !e.exempt).map((e) => e.name);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -779,6 +782,7 @@ export class IndexedDBStore {
       name: r.name,
       createdMs: r.createdMs ?? r.meta?.createdMs ?? 0,
       fixedBytes: bodies[i] ? bodies[i].head.byteLength + bodies[i].tail.byteLength : r.size,
+      exempt: r.meta?.keep === true,
       bytes: () => (bodies[i] ? bodies[i].records.map((x) => [x.key, x.length]) : []),
     }));
     return expiredByRetention(entries, keep, policy);

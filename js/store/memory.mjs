@@ -91,7 +91,7 @@ export class MemoryStore {
         : (this._settings.get(meta.notebook) ?? this._settings.get(null) ?? this.retention);
       const mine = [...this._entries].filter(([, x]) => x.meta.notebook === meta.notebook).map(([n, x]) => ({
         name: n, createdMs: x.meta.createdMs, fixedBytes: x.head.byteLength + x.tail.byteLength,
-        bytes: () => x.records.map((r) => [r.key, r.length]),
+        bytes: () => x.records.map((r) => [r.key, r.length]), exempt: x.meta.keep === true,
       }));
       for (const old of expiredByRetention(mine, name, policy)) this._drop(old);
     }

@@ -139,9 +139,11 @@ def check_retention(policy):
     return out or None
 
 
-def expired_by_retention(entries, keep, policy):
+def expired_by_retention(entries, keep, policy, exempt=()):
     """Names to remove among `entries` [(name, created_ms, fixed_bytes, [(key, length)...])]
-    of one notebook under `policy`, `keep` being the name just committed."""
+    of one notebook under `policy`, `keep` being the name just committed. Names in `exempt`
+    (entries whose meta.keep is true: checkpoints a person asked for) are never removed; they
+    still count against maxBytes."""
     if not policy:
         return []
     ordered = sorted(entries, key=lambda e: (-e[1], e[0]))
@@ -170,7 +172,7 @@ def expired_by_retention(entries, keep, policy):
             used += add
             seen.update(key for key, _ in records)
         kept = kept[:cut] + [e for e in kept[cut:] if e[0] == keep]
-    kept_names = {e[0] for e in kept}
+    kept_names = set(exempt).union(e[0] for e in kept)
     return [e[0] for e in ordered if e[0] not in kept_names]
 
 
@@ -279,7 +281,9 @@ class MemoryStore:
             mine = [(n, e["meta"].get("createdMs") or 0, len(e["head"]) + len(e["tail"]),
                      [(r["key"], r["length"]) for r in e["records"]])
                     for n, e in self._entries.items() if e["meta"].get("notebook") == notebook]
-            for old in expired_by_retention(mine, name, policy):
+            exempt = [n for n, e in self._entries.items()
+                      if e["meta"].get("notebook") == notebook and e["meta"].get("keep") is True]
+            for old in expired_by_retention(mine, name, policy, exempt):
                 self._drop(old)
 
     def _drop(self, name):
@@ -766,7 +770,7 @@ def _cell_meta(cell):
 
 
 async def checkpoint(name=None, namespace=None, names=None, notebook=None, progress=None, cell=None,
-                     history=None, manifest=None, incremental=True):
+                     history=None, manifest=None, incremental=True, extra_meta=None):
     """Snapshot the namespace into the store under `name`; returns the Snapshot (its `.size`;
     `.data` is None: the file went to the store part by part, never whole in memory, when the
     store takes records). `notebook` (default: the one given to set_notebook()) goes into the
@@ -775,6 +779,9 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
     (the default), a group unchanged since this kernel's previous checkpoint into this store is
     not sent again (and, where it can be proven without pickling, not pickled again): the entry
     names the record the store holds (see _history.py); `.reuse` of the result says how much.
+    `extra_meta`: fields added to the entry's metadata. Unless it says `auto` (a checkpoint
+    taken automatically after a cell), the entry gets `keep: True`: retention never removes a
+    checkpoint a person asked for.
 
     The writer lock of `name` is held from before the snapshot until the checkpoint is
     committed, so two kernels saving one name save one after the other (the second waits, or
@@ -789,6 +796,9 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
         meta = checkpoint_meta(snap.names, snap.skipped, snap.size, notebook=notebook)
         if cell_meta is not None:
             meta["cell"] = cell_meta
+        meta.update(extra_meta or {})
+        if not meta.get("auto"):
+            meta["keep"] = True
         return meta
 
     store = await get_store()

@@ -170,6 +170,7 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
         snap = await _store.checkpoint(
             name, namespace=ns, names=names if plan is None or plan.names is None else plan.names,
             notebook=notebook, progress=on_group, cell=cell,
+            extra_meta={"auto": True} if auto else None,
             history=None if plan is None else plan.history,
             manifest=None if plan is None else plan.manifest)
     except _store.StoreError as exc:
@@ -464,7 +465,7 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
             return _fail(report, "failed", f"a checkpoint named {name!r} already exists; "
                          "choose another name or replace it", code="exists")
         meta = checkpoint_meta(names, [], len(data), notebook=notebook,
-                               imported=source or True,
+                               imported=source or True, keep=True,
                                originalCreatedMs=info.get("created_ms"),
                                producer=info.get("producer"), python=info.get("python"))
         t1 = _now()

@@ -443,6 +443,19 @@ export function storeContract(label, makeStore) {
     await store.close();
   });
 
+  test(`${label}: retention never removes a checkpoint whose meta.keep is true (one a person asked for)`, async () => {
+    const store = await makeStore({ keepLast: 2 });
+    await store.put('by hand', payload(10, 1), { notebook: 'k', createdMs: 1, keep: true });
+    for (let i = 2; i <= 5; i += 1) await store.put(`auto${i}`, payload(10, i), { notebook: 'k', createdMs: i, auto: true });
+    assert.deepEqual((await store.list({ notebook: 'k' })).map((e) => e.name), ['auto5', 'auto4', 'by hand']);
+    // it still counts against a byte budget: the automatic ones older than the budget go
+    await store.setRetention('k', { maxBytes: 2 * 10 + 1 });
+    await store.put('auto6', payload(10, 6), { notebook: 'k', createdMs: 6, auto: true });
+    const left = (await store.list({ notebook: 'k' })).map((e) => e.name);
+    assert.ok(left.includes('by hand') && left.includes('auto6') && !left.includes('auto4'), left.join(', '));
+    await store.close();
+  });
+
   // ---- writers never collide -------------------------------------------------------------------
 
   test(`${label}: two writers of one name both succeed; what is stored is the write that finished last`, async () => {

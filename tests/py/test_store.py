@@ -5,6 +5,7 @@ retention, writer locks, and checkpoint() going through them."""
 import asyncio
 import hashlib
 import struct
+import time
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,26 @@ def test_the_same_retention_rules_as_js():
     assert _store.expired_by_retention(entries, "a", {"keepLast": 1}) == ["c", "b"]  # the new one is kept
     sized = [("x", 3, 10, [("k1", 100), ("k2", 50)]), ("y", 2, 10, [("k1", 100)]), ("z", 1, 10, [("k3", 5)])]
     assert _store.expired_by_retention(sized, "x", {"maxBytes": 170}) == ["z"]
+    # exempt (meta.keep): never removed
+    assert _store.expired_by_retention(entries, "d", {"keepLast": 1}, exempt=["b"]) == ["c", "a"]
+
+
+def test_checkpoints_a_person_asked_for_are_kept_by_retention():
+    store = MemoryStore(keep_last=1)
+    el.set_store(store)
+    try:
+        ns = {"__name__": "__main__", "x": 1}
+        run(el.checkpoint("by hand", namespace=ns, notebook="k"))
+        for i in range(3):
+            ns["x"] = i
+            time.sleep(0.002)  # newer by createdMs (retention orders by it)
+            run(el.checkpoint(f"auto{i}", namespace=ns, notebook="k", extra_meta={"auto": True}))
+        entries = {e["name"]: e["meta"] for e in run(store.list(notebook="k"))}
+        assert sorted(entries) == ["auto2", "by hand"]
+        assert entries["by hand"]["keep"] is True and "keep" not in entries["auto2"]
+        assert entries["auto2"]["auto"] is True
+    finally:
+        el.set_store(None)
 
 
 def test_a_second_writer_of_one_name_waits_or_is_told_plainly():
