@@ -10,28 +10,29 @@ taken as unchanged in one of two ways only:
    - values immutable all the way down (int, float, str, bytes, ..., tuples and frozensets of
      them) that are the very objects of last time (`is`). The memo keeps them alive, so no
      other object can have taken their ids meanwhile;
-   - one bytearray or array.array (exact types): type, typecode, length and the CRC-32 of
-     its memory, read once.
+   - one bytearray or array.array (exact types): type, typecode, length and the same bytes.
    Nothing else has such a proof here: dicts, lists, instances, functions, numpy arrays,
    objects whose state lives in C (random.Random, deque, io.StringIO, itertools...).
-2. Pickling again and comparing (`signature`): the serializer, the stream's length and
-   BLAKE2b-128 digest, and each out-of-band buffer's length and CRC-32 (the writer's checksum
-   of buffer contents, format 2.0). Equal means the record's bytes are the stored record's:
-   records are position independent, so the stored copy stands for it at any offset. This
-   sees whatever pickle sees — a Random's state, a StringIO's position, a deque's items —
-   and saves the store write, not the pickling. Pickling that is not deterministic (a set
-   of objects ordered by address that moved) only makes a record look changed: safe.
+2. Pickling again and comparing: the serializer, the stream's length and BLAKE2b-128 digest
+   (`signature`), and each out-of-band buffer's bytes. Equal means the record's bytes are the
+   stored record's: records are position independent, so the stored copy stands for it at any
+   offset. This sees whatever pickle sees — a Random's state, a StringIO's position, a deque's
+   items — and saves the store write, not the pickling. Pickling that is not deterministic (a
+   set of objects ordered by address that moved) only makes a record look changed: safe.
 
-The one residual risk, stated: an out-of-band buffer (>= 64 KiB: arrays, large bytes) or a
-bytearray/array.array that changed while keeping its length and CRC-32 — a 2^-32 chance per
-changed buffer, the price of reading big buffers once at memory speed (zlib's CRC-32 runs
-at 2-3 GB/s in Pyodide, a cryptographic hash at 0.2-0.5 GB/s). Pickle streams, where small
-variables change at every cell, use the 128-bit digest.
+"The same bytes" of a buffer (`check_content`): a buffer of at least SHADOW_MIN bytes is
+compared byte for byte (memcmp) with a private copy kept from last time (a "shadow"), as long
+as all the shadows of the checkpoint fit in the budget (`set_shadow_budget`, 256 MiB by
+default): exact, and 3x faster than a checksum in Pyodide (memcmp ~10 GB/s; zlib's CRC-32,
+the fastest checksum there, 2-3 GB/s), at the price of that memory. Other buffers (smaller,
+or past the budget) are compared by length and CRC-32: the one residual risk, stated, is a
+changed buffer keeping its length and CRC-32 — a 2^-32 chance per changed buffer. Pickle
+streams, where small variables change at every cell, use the 128-bit digest.
 
 What is remembered (`Tracker`, one per store and namespace, i.e. per kernel and store): for
 each data record of the previous checkpoint its group's names, the record's key and length
 in the store (read back with one `get_entry` after the commit), its signature, its proof,
-the objects the proof holds, and its report line. Before a checkpoint `prepare()` asks the
+the objects the proof holds, what is known of its buffers' bytes, and its report line. Before a checkpoint `prepare()` asks the
 store whether those records are still there (`has_records`, which also pins them until the
 commit: a delete meanwhile cannot free them); missing ones are forgotten. `forget()` (called
 by restore) drops everything of a namespace: the first checkpoint after a restore is whole.
@@ -48,14 +49,77 @@ from ._groups import ATOMIC
 
 _IMMUTABLE_BUDGET = 100_000  # items examined to prove a tuple/frozenset immutable, at most
 _TRACKERS = 4  # (store, namespace) pairs remembered at once (the newest)
+SHADOW_MIN = 1 << 20  # buffers from this size are compared with a private copy (below: CRC)
+_shadow_budget = [256 << 20]  # bytes of such copies one checkpoint may keep
+
+
+def set_shadow_budget(nbytes):
+    """How many bytes of private copies of big buffers change detection may keep (per store
+    and namespace) to compare them exactly and fast next time; 0: none (CRC-32 only)."""
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+        raise ValueError(f"the shadow budget is a number of bytes >= 0, not {nbytes!r}")
+    _shadow_budget[0] = nbytes
+    return nbytes
+
+
+class Content:
+    """What is remembered of one buffer's bytes: its length, its CRC-32 (None when it was
+    not computed) and a private copy (None when small or past the budget)."""
+
+    __slots__ = ("nbytes", "crc", "shadow")
+
+    def __init__(self, nbytes, crc, shadow):
+        self.nbytes, self.crc, self.shadow = nbytes, crc, shadow
+
+
+class Room:
+    """The shadow budget of one checkpoint: copies kept or made count against it."""
+
+    def __init__(self, nbytes):
+        self.left = nbytes
+
+    def take(self, n):
+        if n > self.left:
+            return False
+        self.left -= n
+        return True
+
+    def give_back(self, content):
+        if content.shadow is not None:
+            self.left += len(content.shadow)
+
+
+NO_ROOM = Room(0)
+
+
+def check_content(raw, previous, room):
+    """(same, Content): whether the flat buffer `raw` holds the bytes `previous` (a Content,
+    or None) remembers — by memcmp with its copy, else by length and CRC-32 — and what to
+    remember of it now (the previous copy when equal; a new copy if it fits in `room`)."""
+    n = raw.nbytes
+    if previous is not None and previous.shadow is not None and len(previous.shadow) == n:
+        if bytearray.__eq__(previous.shadow, raw) is True:
+            if not room.take(n):  # already allocated: keep it anyway, and say so
+                room.left -= n
+            return True, previous
+        same, crc = False, None
+    else:
+        crc = zlib.crc32(raw)
+        same = previous is not None and previous.nbytes == n and previous.crc == crc
+    shadow = bytearray(raw) if n >= SHADOW_MIN and room.take(n) else None
+    if shadow is None and crc is None:
+        crc = zlib.crc32(raw)
+    return same, Content(n, crc, shadow)
 
 
 class Memo:
     """What one data record of a checkpoint was: enough to know it again."""
 
-    __slots__ = ("names", "key", "length", "signature", "proof", "held", "report", "writable")
+    __slots__ = ("names", "key", "length", "signature", "proof", "held", "report", "writable",
+                 "buffers", "content")
 
-    def __init__(self, names, signature, proof, held, report, writable, key=None, length=None):
+    def __init__(self, names, signature, proof, held, report, writable, key=None, length=None,
+                 buffers=(), content=None):
         self.names = names  # tuple: the group (its record's header names them in this order)
         self.signature = signature  # see signature()
         self.proof = proof  # see proof_of(), or None
@@ -64,11 +128,13 @@ class Memo:
         self.writable = writable  # out-of-band buffers restore must hand back writable
         self.key = key  # the store's key of the record, once committed
         self.length = length  # the record's length in the container (a multiple of 64)
+        self.buffers = buffers  # Content of each out-of-band buffer, in record order
+        self.content = content  # Content of a lone bytearray/array.array (its proof), or None
 
 
-def signature(serializer, stream_length, stream_digest, buffers):
-    """What two records must share to be the same bytes: `buffers` is [(length, crc32)]."""
-    return (serializer, stream_length, stream_digest, tuple(buffers))
+def signature(serializer, stream_length, stream_digest, buffer_lengths):
+    """What two records must share besides their buffers' bytes (see check_content)."""
+    return (serializer, stream_length, stream_digest, tuple(buffer_lengths))
 
 
 def stream_hasher():
@@ -89,28 +155,33 @@ def _immutable(value, budget):
     return all(type(x) in ATOMIC or _immutable(x, budget) for x in value)
 
 
-def proof_of(values, previous=None):
-    """(proof, held) for the group's values, or (None, None) when no cheap proof exists.
+def proof_of(values, previous=None, room=NO_ROOM):
+    """(proof, held, content, same) for the group's values: `proof` None when no cheap proof
+    exists; `same` True when it proves the group unchanged since `previous` (a Memo or None).
 
     Identity proof: every value immutable all the way down; proof = their ids, held = the
     values (so the ids stay theirs). A value that is the object the previous memo held was
     proven immutable then, and is not examined again. Content proof: one bytearray or
-    array.array of exactly those types: type, typecode, length, CRC-32 of the memory."""
+    array.array of exactly those types: type, typecode and length in the proof, the bytes
+    compared by check_content (`content` is what to remember of them)."""
     if len(values) == 1:
         value = values[0]
         t = type(value)
         if t is bytearray or t is array.array:
-            mv = memoryview(value)
-            return ("content", t.__name__, getattr(value, "typecode", None), mv.nbytes,
-                    zlib.crc32(mv)), None
+            raw = memoryview(value).cast("B")
+            proof = ("content", t.__name__, getattr(value, "typecode", None), raw.nbytes)
+            known = previous.content if previous is not None and previous.proof == proof else None
+            same, content = check_content(raw, known, room)
+            return proof, None, content, same and known is not None
     old = previous.held if previous is not None and previous.held is not None else ()
     budget = [_IMMUTABLE_BUDGET]
     for i, value in enumerate(values):
         if i < len(old) and old[i] is value:
             continue
         if not _immutable(value, budget):
-            return None, None
-    return ("same",) + tuple(map(id, values)), tuple(values)
+            return None, None, None, False
+    proof = ("same",) + tuple(map(id, values))
+    return proof, tuple(values), None, previous is not None and previous.proof == proof
 
 
 class Tracker:
@@ -135,14 +206,18 @@ class Reuse:
         self.memos = memos  # names tuple -> Memo of the previous checkpoint, still stored
         self.current = {}  # record index -> Memo of this checkpoint
         self.stats = {"reused": 0, "reused_bytes": 0, "proven": 0, "written": 0}
+        self.room = Room(_shadow_budget[0])  # copies of big buffers this checkpoint keeps
 
     def previous(self, names):
         return self.memos.get(tuple(names))
 
-    def reused(self, index, memo, proof, held, proven):
-        """Record `index` of the new checkpoint is `memo`'s stored record."""
+    def reused(self, index, memo, proof, held, proven, buffers=None, content=None):
+        """Record `index` of the new checkpoint is `memo`'s stored record (`buffers` /
+        `content`: what is now known of its bytes, when they were looked at)."""
         self.current[index] = Memo(memo.names, memo.signature, proof, held, memo.report,
-                                   memo.writable, memo.key, memo.length)
+                                   memo.writable, memo.key, memo.length,
+                                   memo.buffers if buffers is None else buffers,
+                                   content if content is not None else memo.content)
         self.stats["reused"] += 1
         self.stats["reused_bytes"] += memo.length
         self.stats["proven"] += bool(proven)

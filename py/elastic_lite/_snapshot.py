@@ -36,10 +36,9 @@ import json
 import pickle
 import platform
 import time
-import zlib
 
 from . import _core
-from ._history import Memo, proof_of, signature, stream_hasher
+from ._history import NO_ROOM, Memo, check_content, proof_of, signature, stream_hasher
 from ._capture import capture, default_namespace
 from ._groups import find_groups, is_notebook_def
 from ._pickling import CloudPickler, DillPickler
@@ -67,9 +66,10 @@ class _Draft:
     Without change detection it forwards everything to the writer's open record, as it comes.
     With it (`hashing`), it also digests the stream (BLAKE2b-128) and keeps the record out of
     the core until it is known to be new: the stream's first HOLD_BYTES stay here (past that
-    they stream into the core: memory stays bounded) and out-of-band buffers are only listed
-    with their CRC-32. A record found unchanged then costs no copy into the core at all (an
-    aborted one, if it was long), and a new one is written as before."""
+    they stream into the core: memory stays bounded) and out-of-band buffers are only listed,
+    each compared with what the previous record's same buffer held (_history.check_content).
+    A record found unchanged then costs no copy into the core at all (an aborted one, if it
+    was long), and a new one is written as before."""
 
     HOLD_BYTES = 4 << 20
 
@@ -78,12 +78,16 @@ class _Draft:
         self.hashing = hashing
         self.begin(())
 
-    def begin(self, names):
+    def begin(self, names, previous=(), room=NO_ROOM):
+        """A new attempt at the record of `names`; `previous`: the Content of each buffer of
+        the previous record of that group, `room`: the shadow budget new copies may take."""
         self.names = names
+        self.previous = previous
+        self.room = room
         self.size = 0  # stream bytes of this attempt
         self.buffer_bytes = 0
         self.writable = 0  # buffers restore must hand back writable (arrays, not bytes)
-        self.buffers = []  # (memoryview, crc32) when hashing
+        self.buffers = []  # (memoryview, same as the previous record's, Content) when hashing
         self.chunks = []
         self.held = 0
         self.open = False
@@ -121,28 +125,42 @@ class _Draft:
         if self.hash is None:
             self.writer.add_buffer(raw)
         else:
-            self.buffers.append((raw, zlib.crc32(raw)))
+            i = len(self.buffers)
+            same, content = check_content(
+                raw, self.previous[i] if i < len(self.previous) else None, self.room)
+            self.buffers.append((raw, same, content))
         self.buffer_bytes += raw.nbytes
         self.writable += not raw.readonly
 
     def signature(self, serializer):
         return signature(serializer, self.size, self.hash.digest(),
-                         [(raw.nbytes, crc) for raw, crc in self.buffers])
+                         [raw.nbytes for raw, _, _ in self.buffers])
+
+    def same_buffers(self):
+        """Every buffer holds what the previous record's same buffer held (and no more)."""
+        return len(self.buffers) == len(self.previous) and all(s for _, s, _ in self.buffers)
+
+    def contents(self):
+        return tuple(c for _, _, c in self.buffers)
 
     def commit(self, serializer):
         """Writes the record into the core (what is not there yet); returns its index."""
         if not self.open:
             self._open()
-        for raw, _ in self.buffers:
+        for raw, _, _ in self.buffers:
             self.writer.add_buffer(raw)
         index = self.writer.end_record(serializer)
         self.begin(())
         return index
 
-    def abort(self):
-        """Drops the attempt (a failed serializer, or a record found unchanged)."""
+    def abort(self, keep_contents=False):
+        """Drops the attempt (a failed serializer, or a record found unchanged: then the
+        contents it looked at stay counted, they are remembered)."""
         if self.open:
             self.writer.abort_record()
+        if not keep_contents:
+            for _, _, content in self.buffers:
+                self.room.give_back(content)
         self.begin(())
 
 
@@ -196,19 +214,22 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None):
     refs = {i: n for i, n in defs.items() if n not in own}
     values = tuple(variables[n] for n in names)
     t0 = time.perf_counter()
-    prev = proof = held = None
+    prev = proof = held = content = None
     if reuse is not None:
         prev = reuse.previous(names)
-        proof, held = proof_of(values, prev)
-        if prev is not None and proof is not None and proof == prev.proof:
-            return _reuse(writer, picklers, reuse, prev, proof, held, values, t0, True), []
+        proof, held, content, same = proof_of(values, prev, reuse.room)
+        if same:
+            return _reuse(writer, picklers, reuse, prev, proof, held, values, t0, True,
+                          content=content), []
     blobs = {}
     stream_values = tuple(_out_of_band(v, picklers.threshold, blobs) for v in values)
     draft = picklers.draft
+    # the buffers of a group with a proof are not copied: the proof looks at its values
+    room = reuse.room if reuse is not None and proof is None else NO_ROOM
     failures = []
     rewound = 0
     for serializer in _SERIALIZERS:
-        draft.begin(names)
+        draft.begin(names, prev.buffers if prev is not None else (), room)
         try:
             picklers.get(serializer, refs).dump(stream_values)
         except Exception as exc:  # any failure of a serializer is a reason to try the next
@@ -219,9 +240,12 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None):
             continue
         size, writable = draft.size + draft.buffer_bytes, draft.writable
         sig = draft.signature(serializer) if reuse is not None else None
-        if prev is not None and sig == prev.signature:
-            draft.abort()
-            return _reuse(writer, picklers, reuse, prev, proof, held, values, t0, False), []
+        if prev is not None and sig == prev.signature and draft.same_buffers():
+            buffers = draft.contents()
+            draft.abort(keep_contents=True)
+            return _reuse(writer, picklers, reuse, prev, proof, held, values, t0, False,
+                          buffers=buffers, content=content), []
+        buffers = draft.contents() if reuse is not None else ()
         index = draft.commit(serializer)
         picklers.writable += writable
         report = GroupReport(
@@ -234,17 +258,19 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None):
             rewound_bytes=rewound,
         )
         if reuse is not None:
-            reuse.wrote(index, Memo(tuple(names), sig, proof, held, report, writable))
+            reuse.wrote(index, Memo(tuple(names), sig, proof, held, report, writable,
+                                    buffers=buffers, content=content))
         return report, []
     reason = failures[-1].split(": ", 1)[1] if failures else "unknown"
     return None, [{"name": n, "type": type_name(v), "reason": reason,
                    "attempts": list(failures)} for n, v in zip(names, values)]
 
 
-def _reuse(writer, picklers, reuse, prev, proof, held, values, t0, proven):
+def _reuse(writer, picklers, reuse, prev, proof, held, values, t0, proven, buffers=None,
+           content=None):
     """Adds `prev`'s stored record in place of the group; its report says so."""
     index = writer.add_stored_record(prev.length)
-    reuse.reused(index, prev, proof, held, proven)
+    reuse.reused(index, prev, proof, held, proven, buffers, content)
     picklers.writable += prev.writable
     old = prev.report
     report = GroupReport(names=list(old.names), types=[type_name(v) for v in values],

@@ -60,6 +60,20 @@ MUTATIONS = {
         "b.data[299999] = 1", "b", "bytes(b.data)[299999] == 1"),
     "rebound to an equal-length string": ("s = 'a' * 100000", "s = 'b' + s[1:]", "s",
                                           "s[0] == 'b' and len(s) == 100000"),
+    # from 1 MiB, buffers are compared with a private copy (memcmp) instead of their CRC-32
+    "big bytearray, one byte": ("x = bytearray(3 << 20)", "x[(3 << 20) - 5] = 1", "x",
+                                "x[-5] == 1 and len(x) == 3 << 20"),
+    "big array.array, two elements swapped 65521 apart": (
+        "import array\nx = array.array('d', range(400000))",
+        "x[0], x[65521] = x[65521], x[0]", "x", "x[0] == 65521.0 and x[65521] == 0.0"),
+    "big PickleBuffer stand-in": (
+        "import pickle\n"
+        "class Buf:\n"
+        "    def __init__(self, data): self.data = data\n"
+        "    def __reduce_ex__(self, protocol):\n"
+        "        return (type(self), (pickle.PickleBuffer(self.data),))\n"
+        "b = Buf(bytearray(2 << 20))",
+        "b.data[12345] = 7", "b", "bytes(b.data)[12345] == 7"),
     "rebound to a different big bytes": ("x = bytes(100000)", "x = bytes(99999) + b'\\x01'",
                                          "x", "x[-1] == 1"),
 }
@@ -87,7 +101,19 @@ def written(snap):
     return sorted(n for g in snap.groups if not g.reused for n in g.names)
 
 
-async def run_case(store, case, prefix="case"):
+async def run_case(store, case, prefix="case", shadow_budget=None):
+    """One case (see the module doc); `shadow_budget`: change detection's copies of big
+    buffers (None: the default; 0: none, every buffer compared by its CRC-32)."""
+    old = _history._shadow_budget[0]
+    if shadow_budget is not None:
+        _history.set_shadow_budget(shadow_budget)
+    try:
+        return await _run_case(store, case, prefix)
+    finally:
+        _history.set_shadow_budget(old)
+
+
+async def _run_case(store, case, prefix):
     setup, mutate, name, check = MUTATIONS[case]
     ns = {"__name__": "__main__"}
     exec(compile(setup + "\nother = [1, 2, 3]", "<setup>", "exec"), ns)

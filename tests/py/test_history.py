@@ -76,9 +76,10 @@ d = {'k': [1, 2, 3]}
     assert keys[0] == keys[1] and len(keys[0]) == 5  # 4 groups + the manifest (same too)
 
 
+@pytest.mark.parametrize("budget", [None, 0], ids=["copies", "crc-only"])
 @pytest.mark.parametrize("case", sorted(MUTATIONS))
-def test_a_mutation_is_never_taken_for_unchanged(case):
-    r = asyncio.run(run_case(el.MemoryStore(), case))
+def test_a_mutation_is_never_taken_for_unchanged(case, budget):
+    r = asyncio.run(run_case(el.MemoryStore(), case, shadow_budget=budget))
     assert not r["skipped"]  # host CPython 3.11 saves every case (3.14 cannot save itertools)
     assert r["reused_unchanged"], f"{r['name']} was not reused while unchanged"
     assert r["written_changed"], f"{case}: the changed {r['name']} was taken for unchanged"
@@ -265,3 +266,32 @@ def test_two_checkpoints_interleaved_keep_their_own_records():
     s.count = 9
     snap = s.checkpoint()  # after both: what the tracker remembers is still stored
     assert written(snap) == ["small"] and s.restored()["small"] == [1, 2]
+
+
+def _shadows(store, ns):
+    memos = _history.tracker(store, ns).memos.values()
+    return sorted(len(c.shadow) for m in memos for c in (*m.buffers, m.content)
+                  if c is not None and c.shadow is not None)
+
+
+def test_big_buffers_are_compared_with_copies_within_the_budget():
+    np = pytest.importorskip("numpy")
+    old = _history._shadow_budget[0]
+    _history.set_shadow_budget(5 << 20)
+    try:
+        s = Session("import numpy as np\na = np.zeros(2 << 17)\nb = bytearray(2 << 20)\n"
+                    "c = np.ones(2 << 17)\nsmall = np.ones(1000)")
+        s.checkpoint()
+        # a and b get copies (2 MiB each); c would pass the 5 MiB budget: CRC-32 only
+        assert _shadows(s.store, s.ns) == [2 << 20, 2 << 20]
+        assert reused(s.checkpoint()) == ["a", "b", "c", "small"]
+        assert _shadows(s.store, s.ns) == [2 << 20, 2 << 20]
+        s.run("a[-1] = 5\nc[0] = 7")
+        assert written(s.checkpoint()) == ["a", "c"]
+        ns = s.restored()
+        assert ns["a"][-1] == 5 and ns["c"][0] == 7 and ns["b"] == bytearray(2 << 20)
+        with pytest.raises(ValueError, match="bytes >= 0"):
+            _history.set_shadow_budget(-1)
+        assert np is not None
+    finally:
+        _history.set_shadow_budget(old)
