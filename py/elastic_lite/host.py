@@ -188,17 +188,14 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
 
 # --- restore ------------------------------------------------------------------------------
 
-def _replay_permitted(trust, source, meta):
+def _replay_permitted(trust, foreign, meta):
     """(permitted, why not): replay runs code saved in the checkpoint, so only after the same
-    trust decision as unpickling — a checkpoint from elsewhere (bytes given, or an imported
-    store entry) replays nothing unless the person trusts it."""
+    trust decision as unpickling — a foreign checkpoint (`_foreign_reason`), or a store entry
+    that was imported, replays nothing unless the person trusts it."""
     if trust:
         return True, None
-    if source == "data":
-        where = "it was read from a file, not from this store"
-    elif meta.get("imported"):
-        where = "it was imported from elsewhere"
-    else:
+    where = foreign or ("it was imported from elsewhere" if meta.get("imported") else None)
+    if where is None:
         return True, None
     return False, (f"replay runs code saved in the checkpoint and {where}; restore "
                    "with trust=True (CLI: --trust) if you trust it")
@@ -262,7 +259,7 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
         await _store.check_damage(await _store.get_store(), report["name"], rep)
     report.update(ok=rep.ok, modules=rep.modules, skipped=rep.skipped, inspection=info,
                   warnings=[*rep.warnings], trust=rep.trust)
-    permitted, why_not = _replay_permitted(trust, report["source"], meta)
+    permitted, why_not = _replay_permitted(trust, foreign, meta)
     if data_only and permitted:
         permitted, why_not = False, ("replay runs code saved in the checkpoint and this is a "
                                      "data-only restore, which runs none")

@@ -4,13 +4,14 @@
 // in-memory sqlite3 database are left out of the checkpoint (the toolbar's Checkpoint says
 // they will be recomputed, by which cells); after a kernel restart, Restore re-runs exactly
 // those cells in the fresh kernel: next() continues from the same item, the table is filled,
-// and the sidebar's restore report says what was recomputed.
+// and the sidebar's restore report says what was recomputed. The extension's setting turns
+// replay off.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
   RESTORE_BUTTON, answerRestoreOffer, cell, clickCheckpoint, openNotebook, openSidebar, openSite,
-  restartKernelFromMenu, runCell, waitForStatus,
+  restartKernelFromMenu, runCell, runFromPalette, waitForStatus,
 } from './jupyterlite-page.mjs';
 
 const TIMEOUT = 600_000;
@@ -113,6 +114,16 @@ test('JupyterLite: a generator, an open file and an sqlite3 database come back b
     // The generator and the file continue from the same item, the table is filled; the cell
     // that wrote the file was not re-run (its stamp is the one restored), ticks stays missing.
     assert.equal(out, 'next 4 6 2\nsame file True False');
+
+    // Turned off (a setting, toggled from the palette): a restore re-runs no cell and says so.
+    await runFromPalette(page, 'Recompute by replay what a checkpoint cannot store');
+    await restartKernelFromMenu(page);
+    await answerRestoreOffer(page, 'Not now');
+    await page.locator(RESTORE_BUTTON).first().click();
+    const plain = await waitForStatus(page, /^Restored /);
+    assert.doesNotMatch(plain, /recomputed by replay: /, plain);
+    assert.match(plain, /squares \(left out to be recomputed by replay; not recomputed: replay is turned off for this restore/, plain);
+    await runFromPalette(page, 'Recompute by replay what a checkpoint cannot store'); // back on
     browser.assertOffline();
   } finally {
     await site.close();

@@ -138,7 +138,7 @@ export class ElasticLiteController {
     }
     this._autoRunning.add(panel);
     try {
-      const report = await this._host(panel, 'checkpoint', { notebook, cell, auto: true });
+      const report = await this._host(panel, 'checkpoint', { notebook, cell, auto: true, replay: this.options.replay !== false });
       const after = `After ${pointLabel({ cell }) || 'the cell'}`;
       if (report.off) {
         this._setHistoryStatus('Automatic checkpoints are off in this kernel (%autocheckpoint on).');
@@ -178,7 +178,7 @@ export class ElasticLiteController {
     const notebook = panel.context.path;
     const name = checkpointName(notebook);
     this._setStatus(`Checkpointing ${notebook}…`);
-    const report = await this._host(panel, 'checkpoint', { name, notebook });
+    const report = await this._host(panel, 'checkpoint', { name, notebook, replay: this.options.replay !== false });
     if (!report.ok) {
       this._fail('Checkpoint', name, report);
     }
@@ -195,7 +195,8 @@ export class ElasticLiteController {
   async restore(panel: NotebookPanel, name?: string): Promise<IReport> {
     const notebook = panel.context.path;
     this._setStatus(`Restoring ${name ?? `the newest checkpoint of ${notebook}`}…`);
-    const report = await this._host(panel, 'restore', name ? { name } : { notebook });
+    const replay = this.options.replay !== false;
+    const report = await this._host(panel, 'restore', name ? { name, replay } : { notebook, replay });
     const label = report.name ?? name ?? notebook;
     if (report.error || restoredNothing(report)) {
       this._fail('Restore', label, report);
@@ -307,6 +308,11 @@ export class ElasticLiteController {
 
   private _autoRunning = new Set<NotebookPanel>();
   private _autoAgain = new Map<NotebookPanel, ICellPoint>(); // the next point, while one runs
+  /**
+   * `options.replay` (read at each call: the live setting): plan and run replay — what a
+   * checkpoint cannot store is recomputed on restore by re-running the recorded cells.
+   */
+  options: { replay?: boolean } = {};
   private _offers = new Map<string, string>(); // notebook -> its restore offer's notification
   private _bound = new WeakMap<NotebookPanel, string>(); // panel -> 'kernel id + path' told
   private _status = 'Ready.';

@@ -21,7 +21,8 @@ export const CommandIDs = {
   checkpoint: 'elastic-lite:checkpoint',
   restore: 'elastic-lite:restore',
   showSidebar: 'elastic-lite:show-sidebar',
-  toggleAuto: 'elastic-lite:toggle-auto-checkpoint'
+  toggleAuto: 'elastic-lite:toggle-auto-checkpoint',
+  toggleReplay: 'elastic-lite:toggle-replay'
 };
 
 // A stack of two pages with a clock hand: "saved state".
@@ -41,6 +42,7 @@ interface ISettings {
   historyKeepLast: number;
   historyKeepHourly: number;
   historyMaxMiB: number;
+  replay: boolean;
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -58,6 +60,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const controller = new ElasticLiteController();
     const settings = loadSettings(app, settingRegistry, controller);
+    controller.options = settings; // read at each call: replay follows the live setting
     addCommands(app, tracker, controller, settings);
     addSidebar(app, tracker, controller, restorer);
     addToPalette(palette);
@@ -88,6 +91,7 @@ function loadSettings(
     historyKeepLast: 30,
     historyKeepHourly: 24,
     historyMaxMiB: 1024,
+    replay: true,
     async set(key, value) {
       await loading; // a change made while the registry loads must not be overwritten by it
       if (stored) {
@@ -104,6 +108,7 @@ function loadSettings(
         Object.assign(settings, s.composite as unknown as Partial<ISettings>);
         app.commands.notifyCommandChanged(CommandIDs.toggleAuto);
         void controller.setRetention(retentionOf(settings));
+        app.commands.notifyCommandChanged(CommandIDs.toggleReplay);
       };
       read();
       s.changed.connect(read);
@@ -177,6 +182,12 @@ function addCommands(
     caption: "Checkpoint the kernel after each successful cell: the notebook's history (only what changed is written)",
     isToggled: () => settings.autoCheckpoint,
     execute: () => settings.set('autoCheckpoint', !settings.autoCheckpoint)
+  });
+  app.commands.addCommand(CommandIDs.toggleReplay, {
+    label: 'Recompute by replay what a checkpoint cannot store',
+    caption: 'Checkpoints plan, and restores run, the re-running of the recorded cells that made a generator, an open file, a connection…',
+    isToggled: () => settings.replay,
+    execute: () => settings.set('replay', !settings.replay)
   });
 }
 
