@@ -7,7 +7,9 @@
 //   node benchmarks/replay.mjs --json   # the raw rows
 //
 // Per cell: median process CPU time of compile + exec, with and without the recorder's
-// before()/after() around it, interleaved, in namespaces of 100 and 2,000 variables.
+// before()/after() around it, interleaved, in namespaces of 100 and 2,000 variables. Per
+// checkpoint: host.checkpoint (in-memory store) of one recorded session with and without its
+// recorder, interleaved.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -55,6 +57,14 @@ if (process.argv.includes('--json')) {
     for (const r of env.rows.filter((row) => 'plan_ms' in row)) {
       console.log(`| ${env.platform} ${env.python} | ${r.case} | ${f(r.prune_and_json_ms)} | ` +
         `${f(r.plan_ms)} | ${(r.history_bytes / 1024).toFixed(0)} KiB | ${r.cells_kept} | ${r.planned_cells} |`);
+    }
+  }
+  console.log('\n| environment | checkpoint | without recorder ms | with recorder ms | with / without | replay side ms | recomputed |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const env of envs) {
+    for (const r of env.rows.filter((row) => 'prep_ms' in row)) {
+      console.log(`| ${env.platform} ${env.python} | ${r.case} | ${f(r.plain_ms)} | ${f(r.recorded_ms)} | ` +
+        `${f(r.ratio, 2)}× | ${f(r.prep_ms)} | ${r.recompute} |`);
     }
   }
 }

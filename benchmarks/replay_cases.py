@@ -5,6 +5,7 @@ Per case, the same cell runs many times with and without the recorder around it,
 (compile + exec vs. before + compile + exec + after), in a namespace of `nvars` variables
 (the identity comparison is O(namespace)). Reported: medians of the process CPU time, and
 the ratio recorded / plain. Planning: a 2,000-cell history of chained updates, 20 targets.
+Checkpoint: host.checkpoint of one recorded session with and without its recorder.
 """
 
 import json
@@ -83,9 +84,61 @@ def measure_plan(ncells=2000, nnames=50, ntargets=20):
             "cells_kept": len(history["cells"]), "planned_cells": len(plan.steps)}
 
 
+def _sync(coro):
+    """Runs a coroutine that never suspends (the in-memory store's): no event loop needed,
+    so the same code runs in Pyodide inside runPythonAsync."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError("the coroutine suspended")
+
+
+def measure_checkpoint(ncells=200, nvars=300, reps=15):
+    """host.checkpoint of one session with and without its recorder, interleaved: what the
+    replay side of a checkpoint adds (history JSON, the plan, the capture it needs) — and
+    what it saves (a generator is left out rather than tried by two serializers)."""
+    import elastic_lite as el
+    from elastic_lite import _session, host
+
+    ns = _namespace(nvars)
+    rec = _session.recorder_for(ns, create=True)
+    for i in range(ncells):
+        code = (f"g{i // 20 % 5} = (n for n in range({i}, {i} + 100))\nnext(g{i // 20 % 5})"
+                if i % 20 == 0
+                else f"v{i % nvars} = [v{(i + 1) % nvars}[0] + {i}]")
+        rec.before(code)
+        exec(compile(code, "<cell>", "exec"), ns)
+        rec.after(True)
+    el.set_store(el.MemoryStore())
+    plain, recorded, prep = [], [], []
+    try:
+        for _ in range(reps):
+            _session._RECORDERS.pop(id(ns), None)
+            t0 = _cpu()
+            _sync(host.checkpoint("bench", namespace=ns))
+            t1 = _cpu()
+            _session._RECORDERS[id(ns)] = rec
+            report = _sync(host.checkpoint("bench", namespace=ns))
+            t2 = _cpu()
+            plain.append(t1 - t0)
+            recorded.append(t2 - t1)
+            prep.append(report["replay"]["ms"])
+    finally:
+        el.set_store(None)
+        _session.stop_recording(ns)
+    p, r = statistics.median(plain) * 1e3, statistics.median(recorded) * 1e3
+    return {"case": f"checkpoint: {ncells} cells, {nvars} variables, 5 generators",
+            "plain_ms": p, "recorded_ms": r, "ratio": r / p if p else None,
+            "prep_ms": statistics.median(prep), "recompute": len(report["replay"]["recompute"]),
+            "history_cells": len(rec.to_json()["cells"])}
+
+
 def run():
     rows = [measure_cell(name, nvars) for nvars in (100, 2000) for name in CELLS]
     rows.append(measure_plan())
+    rows.append(measure_checkpoint())
     return {"python": sys.version.split()[0], "platform": sys.platform, "rows": rows}
 
 
