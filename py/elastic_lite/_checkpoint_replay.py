@@ -204,6 +204,23 @@ def prepare(namespace, names=None, *, enabled=True, allow=None, cost=None):
     return prep
 
 
+def replay_permission(trust, foreign=None, meta=None, data_only=False):
+    """(permitted, why not): replay runs code saved in the checkpoint, so only after the same
+    trust decision as unpickling: a foreign checkpoint (`foreign`: why it is, as the restore
+    decided), or a store entry that was imported, replays nothing unless trusted; a data-only
+    restore runs no code at all."""
+    if data_only:
+        return False, ("replay runs code saved in the checkpoint and this is a data-only "
+                       "restore, which runs none")
+    if trust:
+        return True, None
+    where = foreign or ("it was imported from elsewhere" if (meta or {}).get("imported") else None)
+    if where is None:
+        return True, None
+    return False, (f"replay runs code saved in the checkpoint and {where}; restore "
+                   "with trust=True (CLI: --trust) if you trust it")
+
+
 async def replay_after_restore(manifest, history, namespace, *, permitted=True, why_not=None,
                                enabled=True, allow=None):
     """Replay the plan of a restored checkpoint in `namespace` (`permitted`: the trust

@@ -149,6 +149,7 @@ class Snapshot:
         self.modules = modules
         self.walk = walk  # the grouping walk: .objects, .seconds, .truncated
         self.ms = ms
+        self.replay = None  # checkpoint(): the replay plan's report (host's "replay" field)
 
     @property
     def names(self):
@@ -172,7 +173,8 @@ class Snapshot:
         d = self.to_dict()
         return checkpoint_text({"variables": self.variable_rows(), "skipped": d["skipped"],
                                 "modules": d["modules"], "walk": d["walk"],
-                                "size": self.size, "timings": {"total_ms": self.ms}})
+                                "size": self.size, "timings": {"total_ms": self.ms},
+                                "replay": self.replay})
 
     def to_dict(self):
         return {
@@ -270,10 +272,12 @@ class RestoreReport:
         self.inspection = None  # the core's inspection report load_snapshot validated with
         # how it was judged: provenance, mode, every import (_restore._trust_section)
         self.trust = None
+        self.replay = None  # restore(): the replay's ReplayReport (_replay), when it ran
 
     @property
     def ok(self):
-        return not self.failed and all(m["ok"] for m in self.modules)
+        return (not self.failed and all(m["ok"] for m in self.modules)
+                and (self.replay is None or self.replay.ok))
 
     @property
     def failed_names(self):
@@ -292,15 +296,20 @@ class RestoreReport:
         return out
 
     def table(self):
-        return restore_text({"restored": [{"name": n} for n in self.restored],
+        text = restore_text({"restored": [{"name": n} for n in self.restored],
                              "modules": self.modules, "problems": self.problems(),
                              "skipped": self.skipped, "warnings": self.warnings,
                              "timings": {"load_ms": self.ms}})
+        replay = self.replay
+        if replay is not None and (replay.recomputed or replay.failed or replay.skipped):
+            text += "\nreplay:\n  " + replay.table().replace("\n", "\n  ")
+        return text
 
     def to_dict(self):
         return {"restored": self.restored, "failed": self.failed, "modules": self.modules,
                 "skipped": self.skipped, "warnings": self.warnings, "ms": self.ms,
-                "ok": self.ok, "trust": self.trust}
+                "ok": self.ok, "trust": self.trust,
+                "replay": None if self.replay is None else self.replay.to_dict()}
 
     def __repr__(self):
         return self.table()

@@ -21,7 +21,8 @@ import struct
 import sys
 import time
 
-from . import _history
+from . import _checkpoint_replay, _history
+from ._capture import default_namespace
 from ._report import checkpoint_meta
 from ._restore import load_snapshot
 from ._snapshot import SnapshotStream, snapshot
@@ -770,7 +771,8 @@ def _cell_meta(cell):
 
 
 async def checkpoint(name=None, namespace=None, names=None, notebook=None, progress=None, cell=None,
-                     history=None, manifest=None, incremental=True, extra_meta=None):
+                     history=None, manifest=None, incremental=True, extra_meta=None, replay=True,
+                     recompute_large=False):
     """Snapshot the namespace into the store under `name`; returns the Snapshot (its `.size`;
     `.data` is None: the file went to the store part by part, never whole in memory, when the
     store takes records). `notebook` (default: the one given to set_notebook()) goes into the
@@ -783,6 +785,11 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
     taken automatically after a cell), the entry gets `keep: True`: retention never removes a
     checkpoint a person asked for.
 
+    With a recorded session (and no `history`/`manifest` of the caller's), the session's
+    history goes along and what cannot (or should not) be pickled is planned for replay on
+    restore (_checkpoint_replay; `replay=False`: planned for nothing; `recompute_large`: the
+    cost model too); `.replay` of the result is that plan's report, or None.
+
     The writer lock of `name` is held from before the snapshot until the checkpoint is
     committed, so two kernels saving one name save one after the other (the second waits, or
     fails plainly after the store's lock timeout), never interleaved."""
@@ -791,6 +798,13 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
     if notebook is None:
         notebook = _notebook
     cell_meta = _cell_meta(cell) if cell is not None else None
+    plan = None
+    if history is None and manifest is None:
+        ns = default_namespace() if namespace is None else namespace
+        plan = _checkpoint_replay.prepare(ns, names, enabled=bool(replay), cost=recompute_large)
+        if plan is not None:
+            history, manifest = plan.history, plan.manifest
+            names = names if plan.names is None else plan.names
 
     def meta_of(snap):
         meta = checkpoint_meta(snap.names, snap.skipped, snap.size, notebook=notebook)
@@ -806,6 +820,7 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
         snap = snapshot(namespace=namespace, names=names, progress=progress, history=history,
                         manifest=manifest)
         await store.put(name, snap.data, meta_of(snap))
+        snap.replay = None if plan is None else plan.report()
         return snap
     held = await store.lock(name)
     try:
@@ -817,14 +832,17 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
             await reuse.committed(store, name, stream.record_count)
     finally:
         await held.release()
+    stream.snapshot.replay = None if plan is None else plan.report()
     return stream.snapshot
 
 
-async def restore(name=None, namespace=None, trust=False):
+async def restore(name=None, namespace=None, trust=False, replay=True):
     """Load checkpoint `name` (default: the newest) into the namespace; returns the report.
 
     Records that would import a deny-listed callable (os.system, eval, ...) are refused and
-    reported unless `trust=True`: pass it only for a checkpoint you made yourself."""
+    reported unless `trust=True`: pass it only for a checkpoint you made yourself. Then what
+    the checkpoint planned for replay is recomputed by re-running its recorded cells
+    (`report.replay`; `replay=False`: not; an imported checkpoint only with `trust`)."""
     store = await get_store()
     if name is None:
         entries = await store.list()
@@ -837,9 +855,15 @@ async def restore(name=None, namespace=None, trust=False):
         names = [e["name"] for e in await store.list()]
         raise StoreError(f"no checkpoint named {name!r}; the store holds "
                          f"{', '.join(map(repr, names)) or 'none'}")
-    report = load_snapshot(entry["bytes"], namespace=namespace, trust=trust)
+    ns = default_namespace() if namespace is None else namespace
+    report = load_snapshot(entry["bytes"], namespace=ns, trust=trust)
     report.name = name
     await check_damage(store, name, report)
+    permitted, why_not = _checkpoint_replay.replay_permission(trust, None, entry.get("meta"))
+    report.replay, _, warnings = await _checkpoint_replay.replay_after_restore(
+        report.manifest, report.history, ns, permitted=permitted, why_not=why_not,
+        enabled=bool(replay))
+    report.warnings.extend(warnings)
     return report
 
 

@@ -164,18 +164,14 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
         if done == total:
             _emit(progress, phase="store")
 
-    ns = default_namespace() if namespace is None else namespace
-    plan = _checkpoint_replay.prepare(ns, names, enabled=bool(replay), cost=recompute_large)
     try:
         snap = await _store.checkpoint(
-            name, namespace=ns, names=names if plan is None or plan.names is None else plan.names,
-            notebook=notebook, progress=on_group, cell=cell,
-            extra_meta={"auto": True} if auto else None,
-            history=None if plan is None else plan.history,
-            manifest=None if plan is None else plan.manifest)
+            name, namespace=namespace, names=names, notebook=notebook, progress=on_group,
+            cell=cell, extra_meta={"auto": True} if auto else None, replay=replay,
+            recompute_large=recompute_large)
     except _store.StoreError as exc:
         return _store_failure(report, exc)
-    report["replay"] = None if plan is None else plan.report()
+    report["replay"] = snap.replay
     total = _ms(t0)
     d = snap.to_dict()
     report.update(size=snap.size, skipped=d["skipped"], modules=d["modules"],
@@ -187,19 +183,6 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
 
 
 # --- restore ------------------------------------------------------------------------------
-
-def _replay_permitted(trust, foreign, meta):
-    """(permitted, why not): replay runs code saved in the checkpoint, so only after the same
-    trust decision as unpickling — a foreign checkpoint (`_foreign_reason`), or a store entry
-    that was imported, replays nothing unless the person trusts it."""
-    if trust:
-        return True, None
-    where = foreign or ("it was imported from elsewhere" if meta.get("imported") else None)
-    if where is None:
-        return True, None
-    return False, (f"replay runs code saved in the checkpoint and {where}; restore "
-                   "with trust=True (CLI: --trust) if you trust it")
-
 
 async def restore(name=None, *, data=None, namespace=None, trust=False, notebook=None,
                   progress=None, replay=True, data_only=False, at=None):
@@ -259,10 +242,7 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
         await _store.check_damage(await _store.get_store(), report["name"], rep)
     report.update(ok=rep.ok, modules=rep.modules, skipped=rep.skipped, inspection=info,
                   warnings=[*rep.warnings], trust=rep.trust)
-    permitted, why_not = _replay_permitted(trust, foreign, meta)
-    if data_only and permitted:
-        permitted, why_not = False, ("replay runs code saved in the checkpoint and this is a "
-                                     "data-only restore, which runs none")
+    permitted, why_not = _checkpoint_replay.replay_permission(trust, foreign, meta, data_only)
     outcome, section, warnings = await _checkpoint_replay.replay_after_restore(
         rep.manifest, rep.history, ns, permitted=permitted, why_not=why_not,
         enabled=bool(replay))

@@ -324,3 +324,29 @@ def test_the_cost_model_leaves_out_what_is_cheaper_to_recompute(nb):
     assert "table" not in ns and by_name(back["skipped"])["table"]["reason"].startswith(
         "not stored: cheaper to recompute than to store (cost model); not recomputed: replay is "
         "turned off for this restore")
+
+
+def test_the_public_api_checkpoint_and_restore_replay_too(nb):
+    nb.cell("gen = (n * 3 for n in range(10))\nnext(gen)")
+    nb.cell("import elastic_lite as el\nsnap = await el.checkpoint('public', namespace=globals())")
+    snap = nb.ns["snap"]
+    assert [r["name"] for r in snap.replay["recompute"]] == ["gen"]
+    assert "gen: will be recomputed by re-running cell [1]" in snap.table()
+    ns = fresh()
+    rep = run(el.restore("public", namespace=ns))
+    assert rep.ok and [r["name"] for r in rep.replay.recomputed] == ["gen"] and next(ns["gen"]) == 3
+    assert "replay:\n  gen: recomputed by re-running cell [1]" in rep.table()
+    assert rep.to_dict()["replay"]["recomputed"][0]["cells"] == [1]
+    ns = fresh()
+    rep = run(el.restore("public", namespace=ns, replay=False))
+    assert "gen" not in ns and rep.replay.skipped[0]["reason"].startswith(
+        "replay is turned off for this restore")
+    # An imported copy replays only when trusted.
+    data = run(host.export("public"))["data"]
+    assert run(host.import_checkpoint(data, "public-copy"))["stored"]
+    ns = fresh()
+    rep = run(el.restore("public-copy", namespace=ns))
+    assert "gen" not in ns and "it was imported from elsewhere" in rep.replay.skipped[0]["reason"]
+    ns = fresh()
+    rep = run(el.restore("public-copy", namespace=ns, trust=True))
+    assert next(ns["gen"]) == 3
