@@ -2,14 +2,14 @@
 
 - Pyodide (`sys.platform == "emscripten"`): the standalone `elastic_lite.wasm` shipped inside
   this package is instantiated through `js.WebAssembly` (it imports nothing). Bytes go into
-  wasm memory with ONE `Uint8Array.new(memory.buffer, ptr, n).assign(b)` into space the core
-  reserved (`el_writer_reserve`); views are re-created after every call because memory may
-  grow and replace its buffer. WebAssembly memory never shrinks, so once no handle is live
-  and the instance's memory grew past 64 MiB (a large checkpoint or inspection), the instance
-  is dropped and the next call makes a fresh one from the same compiled module. Compiling
-  synchronously is fine in Node and in workers; a page's main thread may refuse it for
-  modules > 4 KiB, so the JS glue can hand over a module it compiled asynchronously
-  (`use_wasm_module`).
+  wasm memory with ONE copy into space the core reserved (`el_writer_reserve`), and out with
+  one copy, both through `_jsbytes` (Pyodide's own copies break above 2 GiB of its heap);
+  `memory.buffer` is fetched again for every copy because memory may grow and replace it.
+  WebAssembly memory never shrinks, so once no handle is live and the instance's memory grew
+  past 64 MiB (a large checkpoint or inspection), the instance is dropped and the next call
+  makes a fresh one from the same compiled module. Compiling synchronously is fine in Node
+  and in workers; a page's main thread may refuse it for modules > 4 KiB, so the JS glue can
+  hand over a module it compiled asynchronously (`use_wasm_module`).
 - Host CPython (pytest): `build/native/libelastic_lite.so` (or $ELASTIC_LITE_NATIVE_LIB)
   through ctypes; Python buffers are passed by address (no copy before the core's own).
 
@@ -25,6 +25,8 @@ import struct
 import sys
 import zlib
 from collections import namedtuple
+
+from . import _jsbytes
 
 SERIALIZERS = {"pickle": 1, "cloudpickle": 2, "dill": 3}
 KINDS = {"data": 1, "manifest": 2, "history": 3}
@@ -70,13 +72,11 @@ class _WasmBackend:
     _module = None  # the compiled WebAssembly.Module (from the JS glue, or compiled here once)
 
     def __init__(self):
-        from js import Object, Uint8Array, WebAssembly  # noqa: F401 (Pyodide only)
-        from pyodide.ffi import to_js
-        self._Uint8Array = Uint8Array
+        from js import Object, WebAssembly  # Pyodide only
         if _WasmBackend._module is None:
             from importlib import resources
             data = resources.files("elastic_lite").joinpath("elastic_lite.wasm").read_bytes()
-            _WasmBackend._module = WebAssembly.Module.new(to_js(data))
+            _WasmBackend._module = WebAssembly.Module.new(_jsbytes.to_js(data))
         instance = WebAssembly.Instance.new(_WasmBackend._module, Object.new())
         self._ex = instance.exports
         self._memory = self._ex.memory
@@ -86,8 +86,11 @@ class _WasmBackend:
         return self._memory.buffer.byteLength
 
     # memory helpers ----------------------------------------------------------------------
-    def _view(self, ptr, n):
-        return self._Uint8Array.new(self._memory.buffer, ptr, n)
+    def _write(self, ptr, data):
+        _jsbytes.write_js(self._memory.buffer, ptr, data)
+
+    def _read(self, ptr, n):
+        return _jsbytes.read_js(self._memory.buffer, ptr, n)
 
     def _put(self, data):
         """Copy bytes into fresh wasm memory; returns the pointer (caller frees)."""
@@ -95,8 +98,7 @@ class _WasmBackend:
         ptr = self._ex.el_malloc(max(n, 1)) & 0xFFFFFFFF
         if not ptr:
             raise CoreError(f"the core could not allocate {n} bytes")
-        if n:
-            self._view(ptr, n).assign(data)
+        self._write(ptr, data)
         return ptr
 
     def _cstr(self, ptr, limit=1 << 16):
@@ -104,11 +106,11 @@ class _WasmBackend:
         if not ptr:
             return ""
         avail = self._memory.buffer.byteLength - ptr
-        raw = self._view(ptr, min(limit, avail)).to_bytes()
+        raw = self._read(ptr, min(limit, avail))
         return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
     def _bytes(self, ptr, n):
-        return self._view(ptr & 0xFFFFFFFF, n).to_bytes() if n else b""
+        return self._read(ptr & 0xFFFFFFFF, n)
 
     # writer --------------------------------------------------------------------------------
     def writer_new(self, producer, python, created_ms):
@@ -135,13 +137,13 @@ class _WasmBackend:
         ptr = self._ex.el_writer_reserve(w, n) & 0xFFFFFFFF
         if not ptr:
             return -1
-        self._view(ptr, n).assign(mv)
+        self._write(ptr, mv)
         return 0
 
     def writer_take(self, w):
         ptr = self._ex.el_writer_take(w) & 0xFFFFFFFF
         kind, record, buffer, _, offset, length, data = _PART.unpack(
-            self._view(ptr, _PART.size).to_bytes())
+            self._read(ptr, _PART.size))
         return kind, record, buffer, offset, length, (
             self._bytes(data, length) if kind == 1 else None)
 
@@ -190,8 +192,7 @@ class _WasmBackend:
             self._scratch_cap = n if self._scratch else 0
             if not self._scratch:
                 raise CoreError(f"the core could not allocate {n} bytes")
-        if n:
-            self._view(self._scratch, n).assign(mv)
+        self._write(self._scratch, mv)
         return fn(handle, *args, self._scratch, n)
 
     _scratch = 0

@@ -34,7 +34,7 @@ import importlib
 import json
 import time
 
-from . import _core, _history, _rebuild, _trust
+from . import _core, _history, _jsbytes, _rebuild, _trust
 from ._capture import default_namespace
 from ._pickling import load, load_plain
 from ._report import RestoreReport, describe_error as _describe_error
@@ -59,18 +59,7 @@ class _RecordFailed(Exception):
         self.problem = problem or _problem(kind, message, code=code)
 
 
-def _as_bytes(data):
-    """bytes-like stays as is; a JS Uint8Array/ArrayBuffer (JsProxy) is copied in once, into
-    a bytearray (writable: out-of-band buffers restore as writable memory)."""
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        return data
-    assign_to = getattr(data, "assign_to", None)
-    if callable(assign_to):
-        out = bytearray(int(data.byteLength))
-        assign_to(out)
-        return out
-    to_bytes = getattr(data, "to_bytes", None)
-    return to_bytes() if callable(to_bytes) else data
+_as_bytes = _jsbytes.as_buffer  # a JS Uint8Array is copied in once, into a bytearray
 
 
 def _writable(data, records, manifest):

@@ -21,7 +21,7 @@ import struct
 import sys
 import time
 
-from . import _checkpoint_replay, _history
+from . import _checkpoint_replay, _history, _jsbytes
 from ._capture import default_namespace
 from ._report import checkpoint_meta
 from ._restore import load_snapshot
@@ -458,14 +458,11 @@ class JsStore:
         return size if isinstance(size, int) and size > 0 else KEY_LEAF_SIZE
 
     def _to_js_record(self, record):
-        from js import Array, Uint8Array
+        from js import Array
         out, step = Array.new(), self._piece_size()
         for p in _pieces(record):
             for at in range(0, p.nbytes, step):
-                part = p[at:at + step]
-                u8 = Uint8Array.new(part.nbytes)
-                u8.assign(part)
-                out.push(u8)
+                out.push(_jsbytes.to_js(p[at:at + step]))
         return out
 
     @staticmethod
@@ -500,14 +497,10 @@ class JsStore:
             raise self._error("look up records", exc) from None
 
     async def commit(self, name, entry, retention=...):
-        from js import Uint8Array
         js_entry = {"records": [{"key": r["key"], "length": r["length"]} for r in entry["records"]],
                     "meta": entry.get("meta") or {}}
         for part in ("head", "tail"):
-            data = memoryview(entry.get(part) or b"").cast("B")
-            u8 = Uint8Array.new(data.nbytes)
-            u8.assign(data)
-            js_entry[part] = u8
+            js_entry[part] = _jsbytes.to_js(entry.get(part) or b"")
         opts = {} if retention is ... else {"retention": retention}
         try:
             await self.proxy.commit(name, self._to_js(js_entry), self._to_js(opts))
@@ -515,9 +508,7 @@ class JsStore:
             raise self._error(f"save {name!r}", exc) from None
 
     async def put(self, name, data, meta=None):
-        from js import Uint8Array
-        buf = Uint8Array.new(len(data))
-        buf.assign(data)
+        buf = _jsbytes.to_js(data)
         try:
             await self.proxy.put(name, buf, self._to_js(meta or {}))
         except Exception as exc:
@@ -530,7 +521,7 @@ class JsStore:
             raise self._error(f"read {name!r}", exc) from None
         if _is_nullish(res):
             return None
-        return {"bytes": res.bytes.to_bytes(), "meta": _plain(res.meta) or {}}
+        return {"bytes": _jsbytes.to_py(res.bytes), "meta": _plain(res.meta) or {}}
 
     async def get_entry(self, name):
         try:
@@ -539,7 +530,7 @@ class JsStore:
             raise self._error(f"read {name!r}", exc) from None
         if _is_nullish(res):
             return None
-        return {"name": name, "head": res.head.to_bytes(), "tail": res.tail.to_bytes(),
+        return {"name": name, "head": _jsbytes.to_bytes(res.head), "tail": _jsbytes.to_bytes(res.tail),
                 "records": _plain(res.records), "meta": _plain(res.meta) or {}, "size": res.size}
 
     async def read_records(self, keys):
@@ -547,7 +538,7 @@ class JsStore:
             res = await self.proxy.readRecords(self._to_js(list(keys)))
         except Exception as exc:
             raise self._error("read records", exc) from None
-        return [r.to_bytes() for r in res]
+        return [_jsbytes.to_py(r) for r in res]
 
     async def list(self, notebook=None):
         opts = self._to_js({} if notebook is None else {"notebook": notebook})

@@ -39,7 +39,7 @@ import sys
 import time
 import traceback
 
-from . import _checkpoint_replay, _history, _session, _store, _trust
+from . import _checkpoint_replay, _history, _jsbytes, _session, _store, _trust
 from ._capture import default_namespace
 from ._report import checkpoint_meta, describe_error, inspection_problems, problem, type_name
 from ._restore import CheckpointError, inspect as _inspect, load_snapshot, read_manifest
@@ -82,12 +82,7 @@ def _store_failure(report, exc, names=()):
                  code="quota" if code in _QUOTA_CODES else "store")
 
 
-def _as_bytes(data):
-    """bytes-like stays as is; a JS Uint8Array (JsProxy) is copied in once."""
-    to_bytes = getattr(data, "to_bytes", None)
-    if callable(to_bytes) and not isinstance(data, (bytes, bytearray, memoryview)):
-        return to_bytes()
-    return data
+_as_bytes = _jsbytes.as_buffer  # a JS Uint8Array (JsProxy) is copied in once
 
 
 def _emit(progress, **event):

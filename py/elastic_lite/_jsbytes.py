@@ -1,0 +1,147 @@
+"""Bytes between Python and JavaScript memory in Pyodide, right at any heap address.
+
+Pyodide 314's own byte copies -- `Uint8Array.assign(buf)`, `to_js(buf)`, `JsProxy.to_bytes()`
+and `JsProxy.assign_to(buf)` -- hand the Python buffer's address to JavaScript as a SIGNED
+32-bit number. Once Python's heap has grown past 2 GiB a buffer can lie above that line, and
+then `to_bytes` / `assign_to` raise `RangeError: offset is out of bounds` while `assign` and
+`to_js` copy OTHER bytes without a word (a checkpoint stored wrong bytes; a 1 GiB container
+read back as damaged). `PyProxy.getBuffer()` computes the address unsigned, so every copy of
+bytes between Python and JavaScript in this package goes through this module, never through
+the calls above:
+
+    to_js(buf)              -> a new Uint8Array (an ArrayBuffer of its own) with buf's bytes
+    write_js(dst, at, buf)  copies buf into the JS ArrayBuffer `dst` (e.g. a wasm memory's
+                            buffer) at byte offset `at`
+    to_bytes(src)           -> bytes: a copy of a JS Uint8Array / ArrayBuffer
+    read_js(src, at, n)     -> bytes: n bytes of the JS ArrayBuffer `src` from byte offset `at`
+    to_py(src)              -> a new bytearray (writable) with the bytes of a JS Uint8Array /
+                            ArrayBuffer
+    as_buffer(data)         bytes-like data as it is; a JS Uint8Array / ArrayBuffer by to_py
+
+`buf` is anything with the buffer protocol (bytes, bytearray, memoryview, PickleBuffer,
+array); a non-contiguous one is copied to bytes first (its view would span the gaps).
+
+Speed: a copy through getBuffer costs about 10-25 us of fixed overhead (a PyProxy, a buffer
+view, its release), against about 4 us for Pyodide's own; the core is called with many small
+copies per record. So Pyodide's own copy is still used where it is provably right: a `bytes`
+object whose data ends below 2 GiB (its address is id() + a fixed offset, checked once against
+getBuffer), and `to_bytes`, which is right or raises (then the copy is made again here).
+Pyodide only: in host CPython there is no JavaScript.
+"""
+
+_LOW = 1 << 31  # Pyodide's own copies are right for Python memory below this address
+_js = None      # the JS functions, made on first use
+_offset = None  # bytes' data address minus id(bytes): checked once; False if it did not hold
+_u8 = None      # js.Uint8Array, looked up once (a `from js import` per call costs ~1 us)
+
+
+def _functions():
+    global _js, _u8
+    if _js is None:
+        from js import Uint8Array
+        from pyodide.code import run_js
+        _u8 = Uint8Array
+        # getBuffer('u8') of a C-contiguous buffer: `data` is exactly its bytes, and its
+        # byteOffset is the buffer's address in Pyodide's heap (unsigned).
+        _js = (
+            run_js("(src) => { const v = src.getBuffer('u8');"
+                   " try { return v.data.slice(); } finally { v.release(); } }"),
+            run_js("(dst, src, at) => { const v = dst.getBuffer('u8'); try {"
+                   " const n = v.data.length;"
+                   " v.data.set(ArrayBuffer.isView(src)"
+                   " ? new Uint8Array(src.buffer, src.byteOffset + at, n)"
+                   " : new Uint8Array(src, at, n)); } finally { v.release(); } }"),
+            run_js("(dst, at, src) => { const v = src.getBuffer('u8'); try {"
+                   " new Uint8Array(dst, at, v.data.length).set(v.data);"
+                   " } finally { v.release(); } }"),
+            run_js("(src) => { const v = src.getBuffer('u8');"
+                   " try { return v.data.byteOffset; } finally { v.release(); } }"),
+        )
+    return _js
+
+
+def _bytes_offset():
+    """Where a bytes object's data starts, from its id() (CPython: the object's address):
+    bytes.__basicsize__ - 1 (offsetof ob_sval), confirmed on two objects through getBuffer."""
+    global _offset
+    if _offset is None:
+        offset = bytes.__basicsize__ - 1
+        samples = (b"elastic-lite", bytes(range(256)) * 3)
+        address = _functions()[3]
+        _offset = offset if all(address(s) == id(s) + offset for s in samples) else False
+    return _offset
+
+
+def _low(buf):
+    """True for a bytes object whose data ends below 2 GiB: Pyodide's own copies are right."""
+    if type(buf) is not bytes:
+        return False
+    offset = _bytes_offset()
+    return offset is not False and id(buf) + offset + len(buf) <= _LOW
+
+
+def _contiguous(buf):
+    """buf itself when getBuffer sees exactly its bytes, else a bytes copy."""
+    if isinstance(buf, (bytes, bytearray)):
+        return buf
+    raw = getattr(buf, "raw", None)  # PickleBuffer: its flat view
+    mv = raw() if callable(raw) else memoryview(buf)
+    return mv if mv.c_contiguous else mv.tobytes()
+
+
+def _size(buf):
+    return len(buf) if isinstance(buf, (bytes, bytearray)) else buf.nbytes
+
+
+def to_js(buf):
+    """A new Uint8Array holding a copy of buf's bytes."""
+    if _low(buf):
+        out = _u8.new(len(buf))
+        out.assign(buf)
+        return out
+    return _functions()[0](_contiguous(buf))
+
+
+def write_js(dst, at, buf):
+    """Copies buf's bytes into the JS ArrayBuffer `dst` at byte offset `at` (they must fit:
+    JS raises a RangeError otherwise)."""
+    if _low(buf):
+        if buf:
+            _u8.new(dst, at, len(buf)).assign(buf)
+        return
+    buf = _contiguous(buf)
+    if _size(buf):
+        _functions()[2](dst, at, buf)
+
+
+def to_py(src):
+    """A new bytearray holding a copy of a JS Uint8Array / ArrayBuffer / DataView's bytes."""
+    out = bytearray(int(src.byteLength))
+    if out:
+        _functions()[1](out, src, 0)
+    return out
+
+
+def to_bytes(src):
+    """bytes: a copy of a JS Uint8Array / ArrayBuffer / DataView's bytes."""
+    try:
+        return src.to_bytes()  # right, or RangeError when its new bytes lie above 2 GiB
+    except Exception:
+        return bytes(to_py(src))
+
+
+def read_js(src, at, n):
+    """bytes: n bytes of the JS ArrayBuffer `src` from byte offset `at`."""
+    if not n:
+        return b""
+    _functions()
+    return to_bytes(_u8.new(src, at, n))
+
+
+def as_buffer(data):
+    """bytes-like data as it is; a JS Uint8Array / ArrayBuffer (a JsProxy: what a host hands
+    over) copied in once, into a bytearray (writable: out-of-band buffers can restore as
+    writable memory without another copy)."""
+    if isinstance(data, (bytes, bytearray, memoryview)) or not hasattr(data, "byteLength"):
+        return data
+    return to_py(data)
