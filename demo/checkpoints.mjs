@@ -6,6 +6,7 @@ import {
   showMessage, explainError, explainCheckpoint, explainRestore, explainImport, notStored,
 } from './messages.mjs';
 import { renderReport } from './report.mjs';
+import { confirmForeign } from './trust-dialog.mjs';
 
 export class CheckpointPanel {
   constructor(root, kernel, { onBusy = () => {} } = {}) {
@@ -115,11 +116,23 @@ export class CheckpointPanel {
     await this.refresh();
   }
 
-  async restore(name) {
+  // trust/adopt: the person confirmed a foreign checkpoint (and asked to sign it as theirs).
+  async restore(name, { trust = false, adopt = false } = {}) {
     const listed = this.items.find((i) => i.name === name);
     try {
       const report = await this.#withProgress(`Restoring “${name}”…`,
-        (onProgress) => this.kernel.call('restore', { name }, { onProgress }));
+        (onProgress) => this.kernel.call('restore', { name, trust, adopt }, { onProgress }));
+      const foreign = !trust && report.problems.find((p) => p.code === 'foreign');
+      if (foreign) {
+        // Nothing of it was unpickled: ask, showing everything it would import.
+        const answer = await confirmForeign(name, report);
+        if (answer) return this.restore(name, { trust: true, adopt: answer.adopt });
+        showMessage({
+          level: 'warn', key: 'op', title: `Not restored: “${name}” comes from elsewhere`,
+          lines: [foreign.message, 'Nothing of it was loaded into Python.'],
+        });
+        return report;
+      }
       if (report.restored.length || report.ok) renderReport(this.reportEl, report);
       if (report.ok) {
         showMessage({

@@ -53,7 +53,8 @@ export const ops = {
   run: ({ code, cellId, count }) => host('run_cell', { code, label: `cell ${cellId}`, count }),
   checkpoint: ({ name }, { progress }) =>
     host('checkpoint', { name: String(name ?? '').trim() || 'default', notebook: NOTEBOOK }, { progress: progressOf(progress) }),
-  restore: ({ name }, { progress }) => host('restore', { name }, { progress: progressOf(progress) }),
+  restore: ({ name, trust, adopt }, { progress }) =>
+    host('restore', { name, trust: !!trust, adopt: !!adopt }, { progress: progressOf(progress) }),
   list: () => host('list', { notebook: NOTEBOOK }),
   delete: ({ name }) => host('delete', { name }),
   // The bytes to download: a plain store read (no judgement to make); a missing name gets the

@@ -8,4 +8,5 @@ export {
   splitContainer, checkEntry, distinctKeys, missingRecordError,
   checkRetention, defaultRetention, expiredByRetention,
   holdLock, lockManager, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS,
+  canonicalJson, signedBytes, newSigningKey, importSigningKey, signEntry, signatureState, SIGNATURE_VERSION,
 } from './indexeddb.mjs';

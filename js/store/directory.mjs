@@ -7,6 +7,10 @@
 //   <dir>/locks/<stem>.lock     the writer lock of one checkpoint name, held for a whole write
 //   <dir>/store.lock            held for the short steps that change what records are used
 //   <dir>/retention.json        retention settings: {default, notebooks: {path: policy}}
+//   <dir>/signing-key           this store's signing key (mode 0600; see "Signatures" in
+//                               indexeddb.mjs), made by the first signed commit; the option
+//                               keyFile or $ELASTIC_LITE_KEY_FILE puts it elsewhere (e.g. a
+//                               per-user file, so that a copy of the directory carries none)
 //   <dir>/<stem>.elc (+ .meta.json)  a checkpoint file as written by earlier versions (or
 //                               copied in by hand): still listed, read and deleted
 //
@@ -28,7 +32,7 @@ import { randomBytes } from 'node:crypto';
 import {
   checkName, plainMeta, toBytes, byNewest, splitContainer, prepareRecords, checkEntry, distinctKeys,
   isRecordKey, missingRecordError, storeError, checkRetention, defaultRetention, expiredByRetention,
-  recordKey, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS,
+  recordKey, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS, importSigningKey, signEntry, signatureState,
 } from './common.mjs';
 import { acquireLockFile, breakStale, readHolder, pidAlive } from './lockfile.mjs';
 
@@ -40,6 +44,7 @@ const TMP_PREFIX = '.tmp-';
 const MAX_STEM = 200; // file names are limited to 255 bytes; leave room for suffixes
 const IO_IN_FLIGHT = 4;
 const UNPINNED = new Date(0);
+const KEY_FORMAT = 'elastic-lite signing key';
 
 /** Percent-encodes a checkpoint name into a file-name stem (throws a clear Error if it can't). */
 export function nameToStem(name) {
@@ -86,15 +91,67 @@ export class DirectoryStore {
   /**
    * @param {string} dir directory holding the checkpoints (created on first write)
    * @param {object} [options] retention / keepLast, lockTimeoutMs, orphanGraceMs as for IndexedDBStore
+   * @param {string} [options.keyFile] the signing key's file (default: $ELASTIC_LITE_KEY_FILE,
+   *   else <dir>/signing-key)
    */
   constructor(dir, { retention, keepLast, lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS,
-    orphanGraceMs = DEFAULT_ORPHAN_GRACE_MS } = {}) {
+    orphanGraceMs = DEFAULT_ORPHAN_GRACE_MS, keyFile } = {}) {
     if (typeof dir !== 'string' || dir === '') throw new Error('DirectoryStore needs a directory path.');
     this.dir = path.resolve(dir);
     this.retention = defaultRetention(retention, keepLast);
     this.lockTimeoutMs = lockTimeoutMs;
     this.orphanGraceMs = orphanGraceMs;
+    this.keyFile = path.resolve(this.dir, keyFile || process.env.ELASTIC_LITE_KEY_FILE || 'signing-key');
     this._swept = false;
+    this._signing = null; // {key, keyId} once read or made
+  }
+
+  // ---- the signing key ----------------------------------------------------------------------
+
+  /**
+   * The store's signing key, read from its file (made there, mode 0600, when `create` and there
+   * is none; two processes making one at once both end up with the first one written); null
+   * when there is none yet. A key file others can read or that another user owns is refused:
+   * anyone who can read it can sign checkpoints this store then trusts.
+   */
+  async _signingKey(create) {
+    if (this._signing) return this._signing;
+    let text = await fs.readFile(this.keyFile, 'utf8').catch((err) => (err.code === 'ENOENT' ? null : Promise.reject(err)));
+    if (text === null && create) {
+      await fs.mkdir(path.dirname(this.keyFile), { recursive: true, mode: 0o700 });
+      const doc = { format: KEY_FORMAT, version: 1, keyId: randomBytes(8).toString('hex'), key: randomBytes(32).toString('base64') };
+      const tmp = `${this.keyFile}${TMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`;
+      await fs.writeFile(tmp, JSON.stringify(doc) + '\n', { mode: 0o600, flag: 'wx' });
+      try {
+        await fs.link(tmp, this.keyFile); // fails if another process made one first: use theirs
+      } catch (err) {
+        if (err.code !== 'EEXIST') throw err;
+      } finally {
+        await fs.rm(tmp, { force: true });
+      }
+      text = await fs.readFile(this.keyFile, 'utf8');
+    }
+    if (text === null) return null;
+    const st = await fs.stat(this.keyFile);
+    if (process.platform !== 'win32' && ((st.mode & 0o077) !== 0 || (process.getuid && st.uid !== process.getuid()))) {
+      throw storeError('failed', `The signing key ${this.keyFile} can be read by other users or belongs to another ` +
+        `one (mode ${(st.mode & 0o777).toString(8)}): whoever can read it can sign checkpoints this store trusts. ` +
+        `Make it yours alone (chmod 600 ${this.keyFile}), or delete it (your checkpoints then count as foreign ` +
+        'until you confirm them once).');
+    }
+    let doc;
+    try { doc = JSON.parse(text); } catch { doc = null; }
+    const raw = doc && doc.format === KEY_FORMAT && typeof doc.key === 'string' ? Buffer.from(doc.key, 'base64') : null;
+    if (!raw || raw.byteLength !== 32 || typeof doc.keyId !== 'string') {
+      throw storeError('corrupted', `The signing key ${this.keyFile} is not a valid key file. Delete it: a new one is ` +
+        'made on the next checkpoint (checkpoints signed with the old one then count as foreign until you confirm them once).');
+    }
+    this._signing = await importSigningKey(raw, doc.keyId);
+    return this._signing;
+  }
+
+  async _signatureOf(name, entry, meta, sig) {
+    return signatureState(await this._signingKey(false), name, entry, meta, sig);
   }
 
   get keepLast() { return this.retention?.keepLast ?? null; }
@@ -221,19 +278,21 @@ export class DirectoryStore {
     });
   }
 
-  async commit(name, entry, { retention } = {}) {
+  async commit(name, entry, { retention, sign = true } = {}) {
     checkName(name);
     const e = checkEntry(entry);
     const meta = plainMeta(entry.meta, e.size);
     await this._opened();
     try {
-      await this._withStoreLock(() => this._commitLocked(name, e, meta, retention));
+      const sig = sign ? await signEntry(await this._signingKey(true), name, e, meta) : null;
+      await this._withStoreLock(() => this._commitLocked(name, e, meta, retention, sig));
     } catch (err) {
       throw await this._writeError(name, e.size, err);
     }
   }
 
-  async put(name, bytes, meta = {}) {
+  /** Saves a whole checkpoint file; unsigned unless `sign` (an import is foreign until confirmed). */
+  async put(name, bytes, meta = {}, { sign = false } = {}) {
     checkName(name);
     const size = toBytes(bytes).byteLength;
     const parts = splitContainer(bytes);
@@ -244,7 +303,9 @@ export class DirectoryStore {
       await this._opened();
       created = await this._writeRecords(prepared);
       const e = checkEntry({ head: parts.head, tail: parts.tail, records: prepared.map((r) => ({ key: r.key, length: r.length })) });
-      await this._withStoreLock(() => this._commitLocked(name, e, plainMeta(meta, e.size)));
+      const m = plainMeta(meta, e.size);
+      const sig = sign ? await signEntry(await this._signingKey(true), name, e, m) : null;
+      await this._withStoreLock(() => this._commitLocked(name, e, m, undefined, sig));
       created = [];
     } catch (err) {
       throw await this._writeError(name, size, err);
@@ -254,7 +315,7 @@ export class DirectoryStore {
     }
   }
 
-  async _commitLocked(name, e, meta, retentionOverride) {
+  async _commitLocked(name, e, meta, retentionOverride, sig = null) {
     const missing = [];
     const lengths = new Map(e.records.map((r) => [r.key, r.length]));
     await Promise.all([...lengths].map(async ([key, length]) => {
@@ -263,15 +324,7 @@ export class DirectoryStore {
     }));
     if (missing.length) throw missingRecordError(name, missing);
     const before = await this._readEntry(name).catch(() => null); // a damaged one is replaced
-    const doc = {
-      format: ENTRY_FORMAT, version: ENTRY_VERSION, name, size: e.size,
-      head: Buffer.from(e.head.buffer, e.head.byteOffset, e.head.byteLength).toString('base64'),
-      records: e.records,
-      tail: Buffer.from(e.tail.buffer, e.tail.byteOffset, e.tail.byteLength).toString('base64'),
-      meta,
-    };
-    await this._writeFile('entries', this._entryFile(name), [Buffer.from(JSON.stringify(doc) + '\n')]);
-    await this._syncDir('entries'); // the commit point is durable
+    await this._writeEntry(name, e, meta, sig); // the commit point
     await Promise.all(this._legacyFiles(name).map((f) => fs.rm(f, { force: true })));
     // Committed records are no longer pinned: once unused they can be freed at once.
     await Promise.all(distinctKeys(e.records).map((k) => fs.utimes(this._recordFile(k), new Date(), UNPINNED).catch(() => {})));
@@ -289,6 +342,40 @@ export class DirectoryStore {
       }
     }
     await this._freeUnused(dropped);
+  }
+
+  // Writes the entry file of `name` (atomically, durably).
+  async _writeEntry(name, e, meta, sig) {
+    const doc = {
+      format: ENTRY_FORMAT, version: ENTRY_VERSION, name, size: e.size,
+      head: Buffer.from(e.head.buffer, e.head.byteOffset, e.head.byteLength).toString('base64'),
+      records: e.records,
+      tail: Buffer.from(e.tail.buffer, e.tail.byteOffset, e.tail.byteLength).toString('base64'),
+      meta,
+      ...(sig ? { sig } : {}),
+    };
+    await this._writeFile('entries', this._entryFile(name), [Buffer.from(JSON.stringify(doc) + '\n')]);
+    await this._syncDir('entries');
+  }
+
+  /**
+   * Signs the entry of `name` as this store's own (a foreign checkpoint a person looked at and
+   * confirmed); false when there is no such checkpoint (or only a file of an earlier version).
+   */
+  async sign(name) {
+    checkName(name);
+    const signing = await this._signingKey(true);
+    const lock = await this.lock(name);
+    try {
+      return await this._withStoreLock(async () => {
+        const entry = await this._readEntry(name);
+        if (!entry) return false;
+        await this._writeEntry(name, entry, entry.meta, await signEntry(signing, name, entry, entry.meta));
+        return true;
+      });
+    } finally {
+      await lock.release();
+    }
   }
 
   // Removes the entry (and legacy files) of `name`; returns the keys it used.
@@ -386,7 +473,7 @@ export class DirectoryStore {
       }
     });
     out.set(entry.tail, at);
-    return { bytes: out, meta: { ...entry.meta, size: entry.size } };
+    return { bytes: out, meta: { ...entry.meta, size: entry.size }, signature: await this._signatureOf(name, entry, entry.meta, entry.sig) };
   }
 
   /**
@@ -396,9 +483,13 @@ export class DirectoryStore {
   async getEntry(name) {
     checkName(name);
     const entry = await this._readEntry(name);
-    if (entry) return { name, head: entry.head, records: entry.records, tail: entry.tail, meta: { ...entry.meta, size: entry.size }, size: entry.size };
+    if (entry) {
+      return { name, head: entry.head, records: entry.records, tail: entry.tail, meta: { ...entry.meta, size: entry.size },
+        size: entry.size, signature: await this._signatureOf(name, entry, entry.meta, entry.sig) };
+    }
     const legacy = await this._getLegacy(name);
-    return legacy && { name, head: new Uint8Array(0), records: [], tail: legacy.bytes, meta: legacy.meta, size: legacy.bytes.byteLength };
+    return legacy && { name, head: new Uint8Array(0), records: [], tail: legacy.bytes, meta: legacy.meta,
+      size: legacy.bytes.byteLength, signature: { state: 'unsigned', keyId: null } };
   }
 
   async readRecords(keys) {
@@ -471,7 +562,7 @@ export class DirectoryStore {
     if (!legacy) return null;
     try {
       const bytes = asView(await fs.readFile(legacy.file));
-      return { bytes, meta: { ...legacy.meta, size: bytes.byteLength } };
+      return { bytes, meta: { ...legacy.meta, size: bytes.byteLength }, signature: { state: 'unsigned', keyId: null } };
     } catch (err) {
       if (err.code === 'ENOENT') return null;
       throw new Error(`Reading checkpoint "${name}" from ${legacy.file} failed: ${err.message}`);
@@ -612,7 +703,7 @@ function parseEntry(text, name) {
     const e = checkEntry({ head: Buffer.from(d.head, 'base64'), tail: Buffer.from(d.tail, 'base64'), records: d.records });
     if (e.size !== d.size) return null;
     return { name, size: e.size, head: new Uint8Array(e.head), tail: new Uint8Array(e.tail), records: e.records, meta: d.meta,
-      fixedBytes: e.head.byteLength + e.tail.byteLength };
+      fixedBytes: e.head.byteLength + e.tail.byteLength, sig: d.sig ?? null };
   } catch {
     return null;
   }

@@ -156,6 +156,84 @@ export function isRecordKey(key) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Signatures: the checkpoints a store saved itself
+// ---------------------------------------------------------------------------------------------
+//
+// commit() signs the entry it saves: an HMAC-SHA256, under a key of the store, over the
+// checkpoint's name, head, record keys and lengths, tail and metadata (records are
+// content-addressed: their keys stand for their bytes). The key: an IndexedDB database's own
+// non-extractable WebCrypto key (created on first use, shared by every page and worker of the
+// origin that opens the database), a key file beside a DirectoryStore, one key per
+// MemoryStore. put() — what an import uses — signs only when asked. get() and getEntry() say
+// whether an entry carries this store's signature; restore treats every other checkpoint as
+// foreign (README, "Safety"). A signature says "saved by code that holds this store's key";
+// it says nothing about the contents being harmless, and it does not stand against someone
+// who can write the store itself (and so its key).
+
+export const SIGNATURE_VERSION = 1;
+const SIGNATURE_ALGORITHM = { name: 'HMAC', hash: 'SHA-256' };
+
+/** JSON with object keys sorted at every level: one text for one metadata value. */
+export function canonicalJson(value) {
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value).sort().filter((k) => value[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The bytes a signature covers: netstrings (`<length>:<bytes>,`) of a version line, the name,
+ * the head, one "key length" line per record, the tail and the canonical metadata.
+ */
+export function signedBytes(name, entry, meta) {
+  const enc = new TextEncoder();
+  const fields = [
+    enc.encode(`elastic-lite entry signature ${SIGNATURE_VERSION}`), enc.encode(name), toBytes(entry.head),
+    enc.encode(entry.records.map((r) => `${r.key} ${r.length}\n`).join('')), toBytes(entry.tail),
+    enc.encode(canonicalJson(meta)),
+  ];
+  const parts = fields.flatMap((f) => [enc.encode(`${f.byteLength}:`), f, enc.encode(',')]);
+  const out = new Uint8Array(piecesLength(parts));
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.byteLength; }
+  return out;
+}
+
+/** A new signing key: {key (a non-extractable HMAC CryptoKey), keyId}. */
+export async function newSigningKey() {
+  const key = await webCrypto().generateKey(SIGNATURE_ALGORITHM, false, ['sign', 'verify']);
+  return { key, keyId: hex(globalThis.crypto.getRandomValues(new Uint8Array(8))) };
+}
+
+/** {key, keyId} from raw key bytes (a key file), as a non-extractable CryptoKey. */
+export async function importSigningKey(raw, keyId) {
+  const key = await webCrypto().importKey('raw', toBytes(raw), SIGNATURE_ALGORITHM, false, ['sign', 'verify']);
+  return { key, keyId };
+}
+
+/** The signature of an entry under `signing` ({key, keyId}): {v, alg, keyId, mac}. */
+export async function signEntry(signing, name, entry, meta) {
+  const mac = await webCrypto().sign('HMAC', signing.key, signedBytes(name, entry, meta));
+  return { v: SIGNATURE_VERSION, alg: 'HMAC-SHA256', keyId: signing.keyId, mac: hex(mac) };
+}
+
+/**
+ * What an entry's signature `sig` says: {state, keyId}. state: 'valid' (this store's key
+ * signed exactly this entry), 'unsigned', 'other-key' (signed elsewhere: another browser,
+ * store or key), 'invalid' (this store's key, but the entry changed since).
+ */
+export async function signatureState(signing, name, entry, meta, sig) {
+  if (!sig || typeof sig !== 'object' || typeof sig.mac !== 'string') return { state: 'unsigned', keyId: null };
+  const keyId = typeof sig.keyId === 'string' ? sig.keyId : null;
+  if (!signing || keyId !== signing.keyId || sig.v !== SIGNATURE_VERSION) return { state: 'other-key', keyId };
+  const mac = /^[0-9a-f]{64}$/.test(sig.mac) ? Uint8Array.from(sig.mac.match(/../g), (h) => parseInt(h, 16)) : null;
+  const ok = !!mac && await webCrypto().verify('HMAC', signing.key, mac, signedBytes(name, entry, meta));
+  return { state: ok ? 'valid' : 'invalid', keyId };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Cutting a checkpoint file into head, records and tail
 // ---------------------------------------------------------------------------------------------
 //
@@ -422,6 +500,7 @@ const RECORDS = 'records';
 const RECORD_CHUNKS = 'recordChunks';
 const SETTINGS = 'settings';
 const V1_CHUNKS = 'chunks';
+const SIGNING_KEY_ID = 'signing-key'; // the row of SETTINGS holding the database's signing key
 const WRITE_STORES = [CHECKPOINTS, BODIES, RECORDS, RECORD_CHUNKS, SETTINGS, V1_CHUNKS];
 
 // One function per schema step: MIGRATIONS[v] upgrades a database at version v to v + 1, in
@@ -564,6 +643,39 @@ export class IndexedDBStore {
     this.orphanGraceMs = orphanGraceMs;
     this._idb = indexedDB;
     this._db = null;
+    this._signing = null; // {key, keyId} once read or made
+  }
+
+  /**
+   * The database's signing key (a non-extractable CryptoKey kept in IndexedDB, so every page
+   * and worker of the origin signs with the same one), made on first use when `create`;
+   * null when there is none yet.
+   */
+  async _signingKey(create) {
+    if (this._signing) return this._signing;
+    const db = await this._open();
+    const read = () => inTransaction(db, [SETTINGS], 'readonly', (tx) => req(tx.objectStore(SETTINGS).get(SIGNING_KEY_ID)));
+    let row = await read();
+    if (!row && create) {
+      const made = await newSigningKey();
+      try {
+        await inTransaction(db, [SETTINGS], 'readwrite', (tx) =>
+          req(tx.objectStore(SETTINGS).add({ id: SIGNING_KEY_ID, key: made.key, keyId: made.keyId, createdMs: Date.now() })));
+      } catch (err) {
+        if (!err || err.name !== 'ConstraintError') {
+          throw storeError('failed', `Cannot keep a signing key in IndexedDB database "${this.dbName}" (${err && (err.message || err.name)}).`);
+        }
+        // another page or worker made it first: use theirs
+      }
+      row = await read();
+    }
+    if (!row || !row.key || typeof row.keyId !== 'string') return null;
+    this._signing = { key: row.key, keyId: row.keyId };
+    return this._signing;
+  }
+
+  async _signatureOf(name, body, meta, sig) {
+    return signatureState(await this._signingKey(false), name, body, meta, sig);
   }
 
   get keepLast() { return this.retention?.keepLast ?? null; }
@@ -660,20 +772,24 @@ export class IndexedDBStore {
    * previous checkpoint of that name, applies retention. Does not take the writer lock: hold
    * lock(name) around the whole write (put() does).
    */
-  async commit(name, entry, { retention } = {}) {
+  async commit(name, entry, { retention, sign = true } = {}) {
     checkName(name);
     const e = checkEntry(entry);
     const meta = plainMeta(entry.meta, e.size);
     const db = await this._open();
     try {
-      await inTransaction(db, WRITE_STORES, 'readwrite', (tx) => this._commitIn(tx, name, e, meta, retention));
+      const sig = sign ? await signEntry(await this._signingKey(true), name, e, meta) : null;
+      await inTransaction(db, WRITE_STORES, 'readwrite', (tx) => this._commitIn(tx, name, e, meta, retention, sig));
     } catch (err) {
       throw await this._writeFailure(`Saving checkpoint "${name}"`, e.size, err, name);
     }
   }
 
-  /** The v1 call: saves a whole checkpoint file under `name` (cut into records, see above). */
-  async put(name, bytes, meta = {}) {
+  /**
+   * The v1 call: saves a whole checkpoint file under `name` (cut into records, see above),
+   * unsigned unless `sign` (an import is foreign until a person vouches for it).
+   */
+  async put(name, bytes, meta = {}, { sign = false } = {}) {
     checkName(name);
     const parts = splitContainer(bytes);
     const lock = await this.lock(name);
@@ -684,10 +800,11 @@ export class IndexedDBStore {
         records: prepared.map((r) => ({ key: r.key, length: r.length })) });
       const m = plainMeta(meta, entry.size);
       const db = await this._open();
+      const sig = sign ? await signEntry(await this._signingKey(true), name, entry, m) : null;
       // Records and entry in ONE transaction: a failure anywhere leaves nothing behind.
       await inTransaction(db, WRITE_STORES, 'readwrite', async (tx) => {
         await this._writeRecords(tx, prepared);
-        await this._commitIn(tx, name, entry, m);
+        await this._commitIn(tx, name, entry, m, undefined, sig);
       });
     } catch (err) {
       throw await this._writeFailure(`Saving checkpoint "${name}"`, toBytes(bytes).byteLength, err, name);
@@ -722,7 +839,7 @@ export class IndexedDBStore {
     });
   }
 
-  async _commitIn(tx, name, entry, meta, retentionOverride) {
+  async _commitIn(tx, name, entry, meta, retentionOverride, sig = null) {
     const rows = tx.objectStore(CHECKPOINTS);
     const bodies = tx.objectStore(BODIES);
     const counts = new RefCounts(tx, this.orphanGraceMs);
@@ -738,6 +855,7 @@ export class IndexedDBStore {
     await this._dropEntry(tx, counts, name);
     const row = { name, v: 2, createdMs: meta.createdMs, size: entry.size, meta };
     if (meta.notebook != null) row.notebook = meta.notebook; // null is not a valid index key
+    if (sig) row.sig = sig;
     rows.put(row);
     bodies.put({ name, head: ownCopy(entry.head), records: entry.records, tail: ownCopy(entry.tail) });
     if (meta.notebook != null) {
@@ -800,11 +918,12 @@ export class IndexedDBStore {
   async get(name) {
     checkName(name);
     const db = await this._open();
-    return inTransaction(db, [CHECKPOINTS, BODIES, RECORDS, RECORD_CHUNKS, V1_CHUNKS], 'readonly', async (tx) => {
+    // The signature is checked after the transaction (WebCrypto would end it), on what it read.
+    const got = await inTransaction(db, [CHECKPOINTS, BODIES, RECORDS, RECORD_CHUNKS, V1_CHUNKS], 'readonly', async (tx) => {
       const row = await req(tx.objectStore(CHECKPOINTS).get(name));
       if (row === undefined) return null;
       const v1 = await readV1(tx, name, row);
-      if (v1) return { bytes: v1.bytes, meta: { ...v1.row.meta, size: v1.row.size } };
+      if (v1) return { bytes: v1.bytes, meta: { ...v1.row.meta, size: v1.row.size }, row, body: null };
       const body = row && row.v === 2 ? await req(tx.objectStore(BODIES).get(name)) : null;
       const problem = entryProblem(row, body);
       if (problem) throw this._corrupted(name, problem);
@@ -822,8 +941,12 @@ export class IndexedDBStore {
       const problems = (await Promise.all(reads)).filter(Boolean);
       if (problems.length) throw this._corrupted(name, problems[0]);
       out.set(body.tail, at);
-      return { bytes: out, meta: { ...row.meta, size: row.size } };
+      return { bytes: out, meta: { ...row.meta, size: row.size }, row, body };
     });
+    if (!got) return null;
+    const { row, body, ...out } = got;
+    out.signature = body ? await this._signatureOf(name, body, row.meta, row.sig) : { state: 'unsigned', keyId: null };
+    return out;
   }
 
   /**
@@ -833,16 +956,45 @@ export class IndexedDBStore {
   async getEntry(name) {
     checkName(name);
     const db = await this._open();
-    return inTransaction(db, [CHECKPOINTS, BODIES, V1_CHUNKS], 'readonly', async (tx) => {
+    const got = await inTransaction(db, [CHECKPOINTS, BODIES, V1_CHUNKS], 'readonly', async (tx) => {
       const row = await req(tx.objectStore(CHECKPOINTS).get(name));
       if (row === undefined) return null;
       const v1 = await readV1(tx, name, row);
-      if (v1) return { name, head: new Uint8Array(0), records: [], tail: v1.bytes, meta: { ...row.meta, size: row.size }, size: row.size };
+      if (v1) return { name, head: new Uint8Array(0), records: [], tail: v1.bytes, meta: { ...row.meta, size: row.size }, size: row.size, sig: null };
       const body = row && row.v === 2 ? await req(tx.objectStore(BODIES).get(name)) : null;
       const problem = entryProblem(row, body);
       if (problem) throw this._corrupted(name, problem);
-      return { name, head: body.head, records: body.records, tail: body.tail, meta: { ...row.meta, size: row.size }, size: row.size };
+      return { name, head: body.head, records: body.records, tail: body.tail, meta: { ...row.meta, size: row.size }, size: row.size, sig: row.sig, signed: row.meta };
     });
+    if (!got) return null;
+    const { sig, signed, ...entry } = got;
+    entry.signature = signed ? await this._signatureOf(name, entry, signed, sig) : { state: 'unsigned', keyId: null };
+    return entry;
+  }
+
+  /**
+   * Signs the entry of `name` as this store's own (a foreign checkpoint a person looked at and
+   * confirmed); false when there is no such checkpoint (or it changed meanwhile).
+   */
+  async sign(name) {
+    checkName(name);
+    const lock = await this.lock(name);
+    try {
+      const db = await this._open();
+      const read = (tx) => Promise.all([req(tx.objectStore(CHECKPOINTS).get(name)), req(tx.objectStore(BODIES).get(name))]);
+      const [row, body] = await inTransaction(db, [CHECKPOINTS, BODIES], 'readonly', read);
+      if (!row || row.v !== 2 || entryProblem(row, body)) return false;
+      const sig = await signEntry(await this._signingKey(true), name, body, row.meta);
+      return await inTransaction(db, [CHECKPOINTS, BODIES], 'readwrite', async (tx) => {
+        const [now, nowBody] = await read(tx);
+        // the lock keeps writers out; retention of another checkpoint may still have removed it
+        if (!now || !nowBody || canonicalJson([now.meta, nowBody.records]) !== canonicalJson([row.meta, body.records])) return false;
+        tx.objectStore(CHECKPOINTS).put({ ...now, sig });
+        return true;
+      });
+    } finally {
+      lock.release();
+    }
   }
 
   /** The bytes of each record, in order (a record stored in one chunk is returned as stored). */

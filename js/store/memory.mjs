@@ -2,11 +2,12 @@
 // persistent exists). Same model as the other stores: records once by key with reference
 // counts, entries naming them. Bytes are copied in and out, so a caller can never change a
 // stored checkpoint by accident. Every operation finishes its changes without yielding in
-// between, so each is atomic for the other callers of this realm.
+// between, so each is atomic for the other callers of this realm. Its signing key (see
+// "Signatures" in indexeddb.mjs) lives and dies with the store object.
 import {
   checkName, plainMeta, toBytes, byNewest, splitContainer, prepareRecords, checkEntry, distinctKeys,
   isRecordKey, missingRecordError, storeError, checkRetention, defaultRetention, expiredByRetention, recordKey,
-  holdLock, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS,
+  holdLock, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS, newSigningKey, signEntry, signatureState,
 } from './common.mjs';
 
 let storeIds = 0;
@@ -24,6 +25,12 @@ export class MemoryStore {
     this._records = new Map(); // key -> { bytes, refs, pinnedMs }
     this._entries = new Map(); // name -> { head, records, tail, meta, size }
     this._settings = new Map(); // notebook (null: default) -> policy
+    this._signing = null; // promise of {key, keyId}, made on first use
+  }
+
+  _signingKey() {
+    this._signing ??= newSigningKey();
+    return this._signing;
   }
 
   get keepLast() { return this.retention?.keepLast ?? null; }
@@ -57,14 +64,15 @@ export class MemoryStore {
     });
   }
 
-  async commit(name, entry, { retention } = {}) {
+  async commit(name, entry, { retention, sign = true } = {}) {
     checkName(name);
     const e = checkEntry(entry);
     const meta = plainMeta(entry.meta, e.size);
-    this._commitNow(name, e, meta, retention);
+    const sig = sign ? await signEntry(await this._signingKey(), name, e, meta) : null;
+    this._commitNow(name, e, meta, retention, sig);
   }
 
-  async put(name, bytes, meta = {}) {
+  async put(name, bytes, meta = {}, { sign = false } = {}) {
     checkName(name);
     const parts = splitContainer(bytes);
     const lock = await this.lock(name);
@@ -72,20 +80,41 @@ export class MemoryStore {
       const keys = await this.putRecords(parts.records);
       const e = checkEntry({ head: parts.head, tail: parts.tail,
         records: keys.map((key, i) => ({ key, length: parts.records[i].byteLength })) });
-      this._commitNow(name, e, plainMeta(meta, e.size));
+      const m = plainMeta(meta, e.size);
+      this._commitNow(name, e, m, undefined, sign ? await signEntry(await this._signingKey(), name, e, m) : null);
     } finally {
       lock.release();
     }
   }
 
+  /** Signs the entry of `name` as this store's own (a foreign checkpoint a person confirmed). */
+  async sign(name) {
+    checkName(name);
+    const lock = await this.lock(name);
+    try {
+      const e = this._entries.get(name);
+      if (!e) return false;
+      const sig = await signEntry(await this._signingKey(), name, e, e.meta);
+      if (this._entries.get(name) !== e) return false; // replaced meanwhile (a writer without the lock)
+      e.sig = sig;
+      return true;
+    } finally {
+      lock.release();
+    }
+  }
+
+  async _signatureOf(name, e) {
+    return signatureState(this._signing && await this._signing, name, e, e.meta, e.sig);
+  }
+
   // The whole commit, without yielding: check, count, replace, retention, free.
-  _commitNow(name, e, meta, retentionOverride) {
+  _commitNow(name, e, meta, retentionOverride, sig = null) {
     const keys = distinctKeys(e.records);
     const missing = keys.filter((k) => !this._records.has(k));
     if (missing.length) throw missingRecordError(name, missing);
     for (const k of keys) Object.assign(this._records.get(k), { refs: this._records.get(k).refs + 1, pinnedMs: 0 });
     this._drop(name);
-    this._entries.set(name, { head: e.head.slice(), records: e.records, tail: e.tail.slice(), meta, size: e.size });
+    this._entries.set(name, { head: e.head.slice(), records: e.records, tail: e.tail.slice(), meta, size: e.size, sig });
     if (meta.notebook != null) {
       const policy = retentionOverride !== undefined ? checkRetention(retentionOverride)
         : (this._settings.get(meta.notebook) ?? this._settings.get(null) ?? this.retention);
@@ -118,14 +147,14 @@ export class MemoryStore {
     let at = e.head.byteLength;
     for (const r of e.records) { out.set(this._records.get(r.key).bytes, at); at += r.length; }
     out.set(e.tail, at);
-    return { bytes: out, meta: structuredClone(e.meta) };
+    return { bytes: out, meta: structuredClone(e.meta), signature: await this._signatureOf(name, e) };
   }
 
   async getEntry(name) {
     checkName(name);
     const e = this._entries.get(name);
     return e ? { name, head: e.head.slice(), records: e.records.map((r) => ({ ...r })), tail: e.tail.slice(),
-      meta: structuredClone(e.meta), size: e.size } : null;
+      meta: structuredClone(e.meta), size: e.size, signature: await this._signatureOf(name, e) } : null;
   }
 
   async readRecords(keys) {

@@ -21,7 +21,7 @@ import struct
 import sys
 import time
 
-from . import _checkpoint_replay, _history, _jsbytes
+from . import _checkpoint_replay, _history, _jsbytes, _signing
 from ._capture import default_namespace
 from ._report import checkpoint_meta
 from ._restore import load_snapshot
@@ -258,7 +258,9 @@ class MemoryStore:
         self._damaged.update(damaged)
         return {"checked": len(checked), "damaged": damaged}
 
-    async def commit(self, name, entry, retention=...):
+    async def commit(self, name, entry, retention=..., sign=True):
+        """Make `entry` the checkpoint `name`, signed as this store's own unless `sign` is
+        False (see _signing.py)."""
         _check_name(name)
         head, records, tail, size = _check_entry(entry)
         meta = _plain_meta(entry.get("meta"), size)
@@ -274,7 +276,8 @@ class MemoryStore:
         self._drop(name)
         self._seq += 1
         self._entries[name] = {"head": head, "records": records, "tail": tail, "meta": meta,
-                               "size": size, "seq": self._seq}
+                               "size": size, "seq": self._seq,
+                               "sig": _signing.sign(name, head, records, tail, meta) if sign else None}
         notebook = meta.get("notebook")
         if notebook is not None:
             policy = check_retention(retention) if retention is not ... else (
@@ -301,16 +304,33 @@ class MemoryStore:
     def _freeable(self, rec):
         return rec[1] == 0 and not (rec[2] and time.monotonic() - rec[2] < self.orphan_grace)
 
-    async def put(self, name, data, meta=None):
+    async def put(self, name, data, meta=None, sign=False):
+        """Save a whole checkpoint file; unsigned unless `sign` (an import is foreign until
+        a person confirmed it)."""
         _check_name(name)
         head, records, tail = split_container(data)
         held = await self.lock(name)
         try:
             keys = await self.put_records(records)
             await self.commit(name, {"head": head, "tail": tail, "meta": meta,
-                                     "records": [{"key": k, "length": r.nbytes} for k, r in zip(keys, records)]})
+                                     "records": [{"key": k, "length": r.nbytes} for k, r in zip(keys, records)]},
+                              sign=sign)
         finally:
             await held.release()
+
+    async def sign(self, name):
+        """Sign the entry of `name` as this store's own (a foreign checkpoint a person
+        confirmed); False when there is none."""
+        _check_name(name)
+        e = self._entries.get(name)
+        if e is None:
+            return False
+        e["sig"] = _signing.sign(name, e["head"], e["records"], e["tail"], e["meta"])
+        return True
+
+    @staticmethod
+    def _signature(name, e):
+        return _signing.state(name, e["head"], e["records"], e["tail"], e["meta"], e.get("sig"))
 
     async def get(self, name):
         _check_name(name)
@@ -318,7 +338,7 @@ class MemoryStore:
         if e is None:
             return None
         data = b"".join([e["head"], *(self._records[r["key"]][0] for r in e["records"]), e["tail"]])
-        return {"bytes": data, "meta": dict(e["meta"])}
+        return {"bytes": data, "meta": dict(e["meta"]), "signature": self._signature(name, e)}
 
     async def get_entry(self, name):
         _check_name(name)
@@ -326,7 +346,8 @@ class MemoryStore:
         if e is None:
             return None
         return {"name": name, "head": e["head"], "records": [dict(r) for r in e["records"]],
-                "tail": e["tail"], "meta": dict(e["meta"]), "size": e["size"]}
+                "tail": e["tail"], "meta": dict(e["meta"]), "size": e["size"],
+                "signature": self._signature(name, e)}
 
     async def read_records(self, keys):
         missing = [k for k in keys if k not in self._records]
@@ -496,23 +517,36 @@ class JsStore:
         except Exception as exc:
             raise self._error("look up records", exc) from None
 
-    async def commit(self, name, entry, retention=...):
+    async def commit(self, name, entry, retention=..., sign=True):
         js_entry = {"records": [{"key": r["key"], "length": r["length"]} for r in entry["records"]],
                     "meta": entry.get("meta") or {}}
         for part in ("head", "tail"):
             js_entry[part] = _jsbytes.to_js(entry.get(part) or b"")
         opts = {} if retention is ... else {"retention": retention}
+        if not sign:
+            opts["sign"] = False
         try:
             await self.proxy.commit(name, self._to_js(js_entry), self._to_js(opts))
         except Exception as exc:
             raise self._error(f"save {name!r}", exc) from None
 
-    async def put(self, name, data, meta=None):
+    async def put(self, name, data, meta=None, sign=False):
         buf = _jsbytes.to_js(data)
+        opts = self._to_js({"sign": True} if sign else {})
         try:
-            await self.proxy.put(name, buf, self._to_js(meta or {}))
+            await self.proxy.put(name, buf, self._to_js(meta or {}), opts)
         except Exception as exc:
             raise self._error(f"save {name!r}", exc) from None
+
+    async def sign(self, name):
+        """Sign the entry of `name` as the store's own (False: no such checkpoint). A JS store
+        without signatures raises StoreError."""
+        if not hasattr(self.proxy, "sign"):
+            raise StoreError("this checkpoint store cannot sign checkpoints", "store")
+        try:
+            return bool(await self.proxy.sign(name))
+        except Exception as exc:
+            raise self._error(f"sign {name!r}", exc) from None
 
     async def get(self, name):
         try:
@@ -521,7 +555,8 @@ class JsStore:
             raise self._error(f"read {name!r}", exc) from None
         if _is_nullish(res):
             return None
-        return {"bytes": _jsbytes.to_py(res.bytes), "meta": _plain(res.meta) or {}}
+        return {"bytes": _jsbytes.to_py(res.bytes), "meta": _plain(res.meta) or {},
+                "signature": _plain(getattr(res, "signature", None))}
 
     async def get_entry(self, name):
         try:
@@ -531,7 +566,8 @@ class JsStore:
         if _is_nullish(res):
             return None
         return {"name": name, "head": _jsbytes.to_bytes(res.head), "tail": _jsbytes.to_bytes(res.tail),
-                "records": _plain(res.records), "meta": _plain(res.meta) or {}, "size": res.size}
+                "records": _plain(res.records), "meta": _plain(res.meta) or {}, "size": res.size,
+                "signature": _plain(getattr(res, "signature", None))}
 
     async def read_records(self, keys):
         try:
@@ -827,13 +863,16 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
     return stream.snapshot
 
 
-async def restore(name=None, namespace=None, trust=False, replay=True):
+async def restore(name=None, namespace=None, trust=False, replay=True, data_only=False):
     """Load checkpoint `name` (default: the newest) into the namespace; returns the report.
 
-    Records that would import a deny-listed callable (os.system, eval, ...) are refused and
-    reported unless `trust=True`: pass it only for a checkpoint you made yourself. Then what
-    the checkpoint planned for replay is recomputed by re-running its recorded cells
-    (`report.replay`; `replay=False`: not; an imported checkpoint only with `trust`)."""
+    A checkpoint the store did not sign as its own (an import, another browser's) is foreign:
+    nothing of it is loaded unless `trust=True` (after looking at what it would import:
+    `report.trust["imports"]`, or `elastic_lite.host.inspect`) or `data_only=True` (plain
+    data types only). Records that would import a deny-listed callable (os.system, eval, ...)
+    are refused and reported unless `trust=True`. Then what the checkpoint planned for replay
+    is recomputed by re-running its recorded cells (`report.replay`; `replay=False`: not; a
+    foreign checkpoint only with `trust`; never with `data_only`)."""
     store = await get_store()
     if name is None:
         entries = await store.list()
@@ -847,10 +886,13 @@ async def restore(name=None, namespace=None, trust=False, replay=True):
         raise StoreError(f"no checkpoint named {name!r}; the store holds "
                          f"{', '.join(map(repr, names)) or 'none'}")
     ns = default_namespace() if namespace is None else namespace
-    report = load_snapshot(entry["bytes"], namespace=ns, trust=trust)
+    foreign = _signing.foreign_reason(entry.get("signature"), entry.get("meta"))
+    report = load_snapshot(entry["bytes"], namespace=ns, trust=trust, data_only=data_only,
+                           foreign=foreign or False)
     report.name = name
     await check_damage(store, name, report)
-    permitted, why_not = _checkpoint_replay.replay_permission(trust, None, entry.get("meta"))
+    permitted, why_not = _checkpoint_replay.replay_permission(trust, foreign, entry.get("meta"),
+                                                              data_only)
     report.replay, _, warnings = await _checkpoint_replay.replay_after_restore(
         report.manifest, report.history, ns, permitted=permitted, why_not=why_not,
         enabled=bool(replay))

@@ -39,7 +39,7 @@ import sys
 import time
 import traceback
 
-from . import _checkpoint_replay, _history, _jsbytes, _session, _store, _trust
+from . import _checkpoint_replay, _history, _jsbytes, _session, _signing, _store, _trust
 from ._capture import default_namespace
 from ._report import checkpoint_meta, describe_error, inspection_problems, problem, type_name
 from ._restore import CheckpointError, inspect as _inspect, load_snapshot, read_manifest
@@ -180,12 +180,14 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
 # --- restore ------------------------------------------------------------------------------
 
 async def restore(name=None, *, data=None, namespace=None, trust=False, notebook=None,
-                  progress=None, replay=True, data_only=False, at=None):
+                  progress=None, replay=True, data_only=False, at=None, adopt=False):
     """Restore checkpoint `name` from the store (default: the newest, of `notebook` when
     given; with `at`, the newest of `notebook` taken after the cell executed as `In [at]`),
     or the container bytes `data`, into the namespace (default: the user's).
-    A foreign checkpoint (bytes given) restores nothing unless `trust` (the person saw
-    report["trust"]["imports"] and confirmed) or `data_only` (plain data types only).
+    A foreign checkpoint (bytes given, or a store entry this store did not sign: an import,
+    another browser's) restores nothing unless `trust` (the person saw
+    report["trust"]["imports"] and confirmed) or `data_only` (plain data types only);
+    `adopt` with `trust` then signs that store entry as this store's own (report "adopted").
     Records that are damaged, refused (deny-listed or unknown globals, unless `trust`) or
     that need one of those are problems; the others restore. Then what the checkpoint
     planned for replay is recomputed by re-running its cells (`replay=False`: not; a
@@ -195,7 +197,7 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
     ns = default_namespace() if namespace is None else namespace
     report = _new("restore", name=name, source="data" if data is not None else "store",
                   size=0, restored=[], recomputed=[], modules=[], skipped=[], inspection=None,
-                  replay=None, trust=None)
+                  replay=None, trust=None, adopted=False)
     meta = {}
     foreign = _foreign_reason("data") if data is not None else None
     if data is None:
@@ -204,10 +206,10 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
             name = report["name"] = await _point(report, notebook, at)
             if name is None:
                 return report
-        data, meta = await _read_entry(report, name, notebook)
+        data, meta, signature = await _read_entry(report, name, notebook)
         if data is None:
             return report
-        foreign = _foreign_reason("store", meta)
+        foreign = _foreign_reason("store", meta, signature)
     data = _as_bytes(data)
     report["size"] = len(data)
     report["timings"]["read_ms"] = _ms(t0)
@@ -237,6 +239,8 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
         await _store.check_damage(await _store.get_store(), report["name"], rep)
     report.update(ok=rep.ok, modules=rep.modules, skipped=rep.skipped, inspection=info,
                   warnings=[*rep.warnings], trust=rep.trust)
+    if foreign and trust and adopt and report["source"] == "store":
+        await _adopt(report)
     permitted, why_not = _checkpoint_replay.replay_permission(trust, foreign, meta, data_only)
     outcome, section, warnings = await _checkpoint_replay.replay_after_restore(
         rep.manifest, rep.history, ns, permitted=permitted, why_not=why_not,
@@ -247,12 +251,25 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
     return report
 
 
-def _foreign_reason(source, meta=None):
+def _foreign_reason(source, meta=None, signature=None):
     """Why a checkpoint is foreign (restore loads nothing of it unconfirmed), or None when it
-    is this store's own. Bytes handed over (a file) are foreign."""
+    is this store's own: bytes handed over (a file) always are; a store entry is when it does
+    not carry the store's signature (_signing.foreign_reason)."""
     if source == "data":
         return "it was read from a file, not from this store"
-    return None
+    return _signing.foreign_reason(signature, meta)
+
+
+async def _adopt(report):
+    """Sign the restored store entry as this store's own (the person confirmed it)."""
+    store = await _store_or_fail(report)
+    if store is None or not callable(getattr(store, "sign", None)):
+        report["warnings"].append("this checkpoint store cannot sign checkpoints: it stays foreign")
+        return
+    try:
+        report["adopted"] = bool(await store.sign(report["name"]))
+    except _store.StoreError as exc:
+        report["warnings"].append(f"could not sign the checkpoint as this store's own: {exc}")
 
 
 async def _point(report, notebook, at):
@@ -274,28 +291,29 @@ async def _point(report, notebook, at):
 
 
 async def _read_entry(report, name, notebook):
-    """(bytes, meta) of the named (or newest) checkpoint, or (None, {}) with a problem."""
+    """(bytes, meta, signature) of the named (or newest) checkpoint (signature: what the store
+    says of it, None when it cannot tell), or (None, {}, None) with a problem."""
     store = await _store_or_fail(report)
     if store is None:
-        return None, {}
+        return None, {}, None
     try:
         if name is None:
             entries = await store.list(notebook=notebook)
             if not entries:
                 _fail(report, "failed", f"there is no checkpoint{_of(notebook)} to restore yet; "
                       "take one first", code="not-found")
-                return None, {}
+                return None, {}, None
             name = report["name"] = entries[0]["name"]
         elif _bad_name(report, name):
-            return None, {}
+            return None, {}, None
         entry = await store.get(name)
     except _store.StoreError as exc:
         _store_failure(report, exc)
-        return None, {}
+        return None, {}, None
     if entry is None:
         _fail(report, "failed", f"no checkpoint named {name!r}", code="not-found")
-        return None, {}
-    return entry["bytes"], entry.get("meta") or {}
+        return None, {}, None
+    return entry["bytes"], entry.get("meta") or {}, entry.get("signature")
 
 
 # --- list, delete, export ---------------------------------------------------------------------
@@ -337,7 +355,7 @@ async def export(name):
     """The stored container of `name` as report["data"] (bytes: the one field that is not
     JSON; `call` leaves it out) with its size and metadata."""
     report = _new("export", name=name, size=0, meta=None)
-    data, meta = await _read_entry(report, name, None)
+    data, meta, _ = await _read_entry(report, name, None)
     if data is None:
         return report
     report.update(size=len(data), meta=meta, data=bytes(_as_bytes(data)))
@@ -371,8 +389,9 @@ async def inspect(name=None, *, data=None):
     t0 = _now()
     report = _new("inspect", name=name, source="data" if data is not None else "store",
                   size=0, whole=False, header={}, records=[], meta=None)
+    signature = None
     if data is None:
-        data, meta = await _read_entry(report, name, None)
+        data, meta, signature = await _read_entry(report, name, None)
         if data is None:
             return report
         report["meta"] = meta
@@ -383,7 +402,7 @@ async def inspect(name=None, *, data=None):
     report.update(size=len(data), whole=bool(info.get("ok")), records=records,
                   header={k: info.get(k) for k in ("format_version", "format_minor", "producer",
                                                    "python", "created_ms", "size")})
-    foreign = _foreign_reason(report["source"], report["meta"])
+    foreign = _foreign_reason(report["source"], report["meta"], signature)
     report["trust"] = {"provenance": "foreign" if foreign else "yours",
                        "foreign_reason": foreign, "imports": judgement.listing(),
                        "modules": judgement.bindings}
@@ -394,14 +413,18 @@ async def inspect(name=None, *, data=None):
 
 
 async def import_checkpoint(data, name=None, *, notebook=None, replace=False, unique=False,
-                            source=None):
+                            source=None, trust=False):
     """Validate container bytes from elsewhere, then store them as `name`.
 
     A file that is not whole is refused and nothing is stored. A whole file is stored even
     when some records would call code-running globals: those are listed as `refused`
     problems (`ok` stays true), because restore refuses them unless trusted. A name already
     in the store is a problem unless `replace` (overwrite) or `unique` (store as "name (2)"...).
-    `source`: where the bytes came from (a file name), kept in the metadata as `imported`."""
+    `source`: where the bytes came from (a file name), kept in the metadata as `imported`.
+    It is stored unsigned, so restore treats it as foreign (loads nothing unconfirmed) —
+    unless `trust`: the person looked at what it would import and vouches for it; it is then
+    signed as this store's own.
+    """
     t0 = _now()
     name = name or "imported"
     report = _new("import", name=name, size=0, stored=False, variables=[], meta=None)
@@ -441,11 +464,14 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
                                originalCreatedMs=info.get("created_ms"),
                                producer=info.get("producer"), python=info.get("python"))
         t1 = _now()
-        await store.put(name, data, meta)
+        if trust:
+            await store.put(name, data, meta, sign=True)
+        else:
+            await store.put(name, data, meta)
     except _store.StoreError as exc:
         return _store_failure(report, exc)
     report["timings"].update(store_ms=_ms(t1), total_ms=_ms(t0))
-    report.update(stored=True, meta=meta)
+    report.update(stored=True, meta=meta, signed=bool(trust))
     return report
 
 

@@ -158,7 +158,7 @@ test('a checkpoint damaged inside IndexedDB: restore names the lost variables, r
   // The untouched checkpoints restore whole.
   await openDemo(page, srv.url);
   await setCellCode(page, 2, CHECK);
-  const ok = await restore(page, 'good (2)');
+  const ok = await restore(page, 'good (2)', { trust: true }); // an import: asked first, confirmed
   assert.match(ok.title, /Restored/, ok.text);
   assert.match(await runCell(page, 2), /^\[2, 3\] 42 7 True$/m);
   browser.assertOffline();
@@ -192,10 +192,10 @@ test('delete asks first, then removes only that checkpoint (a damaged one too)',
   browser.assertOffline();
 });
 
-test('a checkpoint whose record would run code: imported, but restore refuses that record', async () => {
+test('a checkpoint whose record would run code: imported, it loads nothing unconfirmed; as your own, that record is refused', async () => {
   // Made with the public snapshot path, as a hostile file is: an object whose __reduce__ names
   // builtins.exec. The file is whole (checksums right, pickle streams well formed): the
-  // validator cannot call it damaged; the deny-list must keep it from running.
+  // validator cannot call it damaged; provenance and the deny-list must keep it from running.
   await openDemo(page, srv.url);
   await setCellCode(page, 1, [
     'class Evil:', '    def __reduce__(self):', '        return (exec, ("import builtins; builtins.PWNED = 1",))',
@@ -210,7 +210,18 @@ test('a checkpoint whose record would run code: imported, but restore refuses th
   const imported = await waitForMessage(page, 'Imported “hostile”');
   assert.match(imported, /Warning: hostile\.elc: evil: would call builtins\.exec when loaded \(runs code.*\); refused\./);
   await openDemo(page, srv.url); // a fresh Python
-  const outcome = await restore(page, 'hostile');
+  // The import is foreign: the person is asked, seeing what it would import; Cancel loads nothing.
+  const asked = await restore(page, 'hostile');
+  assert.match(asked.dialog, /comes from elsewhere/);
+  assert.match(asked.dialog, /⚠ runs code\s+builtins\.exec/);
+  assert.match(asked.title, /Not restored: “hostile” comes from elsewhere/, asked.text);
+  assert.match(asked.text, /Nothing was unpickled/);
+  await setCellCode(page, 2, 'import builtins\nprint(hasattr(builtins, "PWNED"), "evil" in globals(), "double" in globals())');
+  assert.match(await runCell(page, 2), /^False False False$/m, 'nothing of it was loaded');
+  // The person's own checkpoint (signed by this browser): no question; the code-running record
+  // is refused by the deny-list, the rest restores.
+  const outcome = await restore(page, 'armed');
+  assert.equal(outcome.dialog, undefined);
   assert.match(outcome.title, /Refused to load code-running variables/, outcome.text);
   assert.match(outcome.text, /were not restored: evil/);
   assert.match(outcome.text, /Restored .*double/);

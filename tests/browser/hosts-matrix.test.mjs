@@ -8,6 +8,9 @@
 //   damaged        the good file with its header wiped: nothing in it is readable
 //   partly         the good file with one byte of one record flipped
 //   code-running   a whole checkpoint whose record would call builtins.exec when loaded
+// An imported file is foreign: each host first refuses it whole (the CLI without --trust; the
+// demo and the extension ask in a dialog, whose focus is on Cancel), then restores it once the
+// person confirms (--trust; "Restore anyway"): what comes back is compared.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -84,7 +87,10 @@ test('the CLI: import each file, restore what was stored (the reference)', async
     for (const p of report.ok ? [] : report.problems) assert.ok(imp.stderr.includes(p.message), `${name}: CLI prints "${p.message}"`);
     let restore = null;
     if (report.stored) {
-      const r = await runCli(['restore', name, '--json'], { cwd: dir });
+      const refused = JSON.parse((await runCli(['restore', name, '--json'], { cwd: dir })).stdout).restore;
+      assert.deepEqual(refused.problems.map((p) => p.code), ['foreign'], `${name}: an import is foreign`);
+      assert.deepEqual(refused.restored, []);
+      const r = await runCli(['restore', name, '--trust', '--json'], { cwd: dir });
       restore = JSON.parse(r.stdout).restore;
     }
     cli[name] = {
@@ -102,8 +108,9 @@ test('the CLI: import each file, restore what was stored (the reference)', async
   assert.deepEqual(cli.foreign.outcome, { stored: true, restored: ['n', 'values', 'words'], problems: [] });
   assert.deepEqual(cli.damaged.outcome, { stored: false, restored: null, problems: ['damaged: '] });
   assert.deepEqual(cli.partly.outcome, { stored: false, restored: null, problems: ['damaged: values'] });
+  // confirmed, everything loads (the import still warned about the record that runs code)
   assert.deepEqual(cli['code-running'].outcome, {
-    stored: true, restored: ['Evil', 'Point', 'double', 'p', 'values'], problems: ['refused: evil', 'refused: evil'],
+    stored: true, restored: ['Evil', 'Point', 'double', 'evil', 'p', 'values'], problems: ['refused: evil'],
   });
 });
 
@@ -143,7 +150,8 @@ test('the demo page: same outcomes, same words', { timeout: 600_000 }, async () 
     const problems = [];
     if (stored) {
       const storedAs = /^Imported “(.*)”$/.exec(title)[1];
-      const r = await demo.restore(page, storedAs);
+      const r = await demo.restore(page, storedAs, { trust: true });
+      assert.match(r.dialog ?? '', /comes from elsewhere/, `${name}: the demo asked first`);
       text = await page.locator('#messages').innerText();
       restored = Object.keys(await demo.reportRows(page));
       if (/Restored “/.test(r.title)) assert.ok(cli[name].restoreReport.ok, `${name}: restored whole in the demo only`);
@@ -181,7 +189,17 @@ test('the JupyterLite extension: same outcomes, same words', { timeout: 600_000 
       const problems = [];
       if (stored) {
         await lite.waitForItemCount(page, before + 1);
+        // An import is foreign: JupyterLab's dialog asks, listing what it would import, with
+        // the focus on Cancel (Enter cancels); then the person confirms.
+        const dialog = page.locator('.jp-Dialog');
         await lite.sidebarItems(page).first().locator('button', { hasText: 'Restore' }).click();
+        await dialog.waitFor({ timeout: 120_000 });
+        assert.match(await dialog.innerText(), /comes from elsewhere[\s\S]*import/);
+        assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Cancel');
+        await page.keyboard.press('Enter');
+        await lite.waitForStatus(page, /^Not restored: /);
+        await lite.sidebarItems(page).first().locator('button', { hasText: 'Restore' }).click();
+        await dialog.getByRole('button', { name: 'Restore anyway' }).click();
         const done = await lite.waitForStatus(page, /^(Restored|Restore failed)/);
         text += `\n${done}`;
         restored = /^Restored \d+ variables \(([^)]*)\)/.exec(done)[1].split(', ');

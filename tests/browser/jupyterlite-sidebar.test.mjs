@@ -128,6 +128,8 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
     await waitForItemCount(page, 1);
     await restartKernelFromMenu(page);
     await answerRestoreOffer(page, 'Restore');
+    // an import is foreign: JupyterLab's dialog asks first (what it would import), then restores
+    await page.locator('.jp-Dialog').getByRole('button', { name: 'Restore anyway' }).click();
     await waitForStatus(page, /^Restored /);
     await runCell(page, CELL_CHECK, 'restore verified');
 

@@ -10,45 +10,25 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { runCli, tempWorkdir } from './cli-helpers.mjs';
-import { freshPyodide, py, pyBytes, pyJson } from './helpers/pyodide.mjs';
+import { buildHostileFiles, SENTINEL_CHECK as CHECK, checkOf, sentinelOf } from '../helpers/hostile.mjs';
 
-const CORPUS = fileURLToPath(new URL('../py/hostile_corpus.py', import.meta.url));
-
-// Python run as -c after a restore: the sentinels inside the CLI's Pyodide, `kept`, and a
-// call of print (the manifest trick rebinds it to exec).
-const CHECK = [
-  'import builtins, os, js, json',
-  `print(${JSON.stringify("open('el-pwned-manifest-print', 'w').close()")})`,
-  'inside = sorted(f for f in os.listdir() if f.startswith("el-pwned-"))',
-  'inside += [k for k in ("__el_pwned_pyodide_run_js", "__el_pwned_js_eval") if getattr(js, k, None) is not None]',
-  'builtins.print("CHECK " + json.dumps({"kept": globals().get("kept"), "inside": inside}))',
-].join('\n');
-
-let hostile; // bytes of the combined corpus file
+let hostile; // bytes of the file holding every trick
+let clean; // a plain checkpoint file: x = [1, 2, 3] and a function
 let live; // ids of the payloads that run in Pyodide when trusted
 before(async () => {
-  const pyodide = await freshPyodide();
-  pyodide.FS.writeFile('/home/pyodide/hostile_corpus.py', await fs.readFile(CORPUS, 'utf8'));
-  await py(pyodide, 'import hostile_corpus\n_items = hostile_corpus.build()');
-  hostile = await pyBytes(pyodide, 'hostile_corpus.combined(_items)');
-  live = await pyJson(pyodide, '[i["id"] for i in _items if i["live"]]');
+  ({ hostile, clean, live } = await buildHostileFiles());
 });
 
 async function workdir() {
   const cwd = await tempWorkdir('el-trust-');
   await fs.writeFile(path.join(cwd, 'hostile.elc'), hostile);
+  await fs.writeFile(path.join(cwd, 'clean.elc'), clean);
   return cwd;
 }
 
 async function hostSentinels(cwd) {
   return (await fs.readdir(cwd)).filter((f) => f.startsWith('el-pwned-')).sort();
-}
-
-function checkOf(stdout) {
-  const line = stdout.split('\n').find((l) => l.startsWith('CHECK '));
-  return line ? JSON.parse(line.slice(6)) : null;
 }
 
 test('inspect lists what the file would really import, marked, and says it is foreign', async () => {
@@ -81,8 +61,7 @@ test('trusted, every payload runs: the sentinels below can appear', async () => 
   const r = await runCli(['restore', 'hostile.elc', '--trust', '-c', CHECK], { cwd });
   assert.equal(r.code, 0, r.stderr);
   const check = checkOf(r.stdout);
-  const expected = live.map((id) => (id === 'pyodide-run-js' ? '__el_pwned_pyodide_run_js' : id === 'js-eval' ? '__el_pwned_js_eval' : `el-pwned-${id}`));
-  assert.deepEqual(check.inside.sort(), expected.sort());
+  assert.deepEqual(check.found, live.map(sentinelOf).sort());
   // the Python payloads reached the host's disk from inside Pyodide
   assert.ok((await hostSentinels(cwd)).includes('el-pwned-cloudpickle-exec'), await hostSentinels(cwd));
 });
@@ -109,11 +88,39 @@ test('restore FILE --data-only: only the plain data, nothing runs', async () => 
   const cwd = await workdir();
   const r = await runCli(['restore', 'hostile.elc', '--data-only', '-c', CHECK], { cwd });
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(checkOf(r.stdout), { kept: { a: [1, 2] }, inside: [] });
+  assert.deepEqual(checkOf(r.stdout), { kept: { a: [1, 2] }, found: [] });
   assert.match(r.stdout, /^open\('el-pwned-manifest-print', 'w'\)\.close\(\)$/m); // print printed: not rebound
   assert.match(r.stderr, /^cloudpickle_exec\s+refused\s+not plain data: it would import cloudpickle\.builtins\.exec \(is builtins\.exec\)/m);
   assert.deepEqual(await hostSentinels(cwd), []);
   const both = await runCli(['restore', 'hostile.elc', '--data-only', '--trust'], { cwd });
   assert.equal(both.code, 2);
   assert.match(both.stderr, /--trust or --data-only, not both/);
+});
+
+test('imported into the store it stays foreign: restore NAME loads nothing until --trust; import --trust signs', async () => {
+  const cwd = await workdir();
+  const imp = await runCli(['import', 'hostile.elc'], { cwd });
+  assert.equal(imp.code, 0, imp.stderr);
+  assert.match(imp.stdout, /it stays foreign: restore loads it only with --trust \(see inspect "hostile"\)/);
+  const r = await runCli(['restore', 'hostile', '-c', CHECK], { cwd });
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, /This checkpoint is foreign \(it was imported from .*hostile\.elc and nobody has confirmed it since\)/);
+  assert.deepEqual(await hostSentinels(cwd), []);
+  const d = await runCli(['restore', 'hostile', '--data-only', '-c', CHECK], { cwd });
+  assert.deepEqual(checkOf(d.stdout), { kept: { a: [1, 2] }, found: [] });
+  assert.deepEqual(await hostSentinels(cwd), []);
+  const i = await runCli(['inspect', 'hostile'], { cwd });
+  assert.match(i.stdout, /This checkpoint is foreign \(it was imported from/);
+
+  // a file the person vouches for: imported signed, restored like their own checkpoints
+  const vouched = await runCli(['import', 'clean.elc', '--trust'], { cwd });
+  assert.equal(vouched.code, 0, vouched.stderr);
+  assert.match(vouched.stdout, /signed as this store's own\./);
+  const back = await runCli(['restore', 'clean', '-c', 'print(f(x[-1]))'], { cwd });
+  assert.equal(back.code, 0, back.stderr);
+  assert.equal(back.stdout, '4\n');
+  // the key the store signs with lives beside it, private
+  const st = await fs.stat(path.join(cwd, '.elastic-lite', 'signing-key'));
+  assert.equal(st.mode & 0o777, 0o600);
 });

@@ -149,7 +149,7 @@ def test_a_code_running_record_is_refused_with_its_calls_and_trust_loads_it(monk
     for mod in (os, posix):
         monkeypatch.setattr(mod, "system", lambda cmd: calls.append(cmd) or 0)
     # a checkpoint of this store: the code-running record is refused, the others restore
-    run(run(el.get_store()).put("evil", data, {}))
+    run(run(el.get_store()).put("evil", data, {}, sign=True))
     out = {"__name__": "__main__"}
     rep = run(host.restore("evil", namespace=out))
     [prob] = rep["problems"]

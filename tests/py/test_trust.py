@@ -179,7 +179,7 @@ def test_async_restore_and_the_magic_refuse_unless_trusted(spy):
     el.set_store(el.MemoryStore())
     try:
         store = asyncio.run(el.get_store())
-        asyncio.run(store.put("hostile", crafted([(["evil"], "pickle", EVIL_OS)]), {}))
+        asyncio.run(store.put("hostile", crafted([(["evil"], "pickle", EVIL_OS)]), {}, sign=True))
         out = {"__name__": "__main__"}
         rep = asyncio.run(el.restore("hostile", namespace=out))
         assert spy == [] and "evil" not in out and rep.failed[0]["names"] == ["evil"]

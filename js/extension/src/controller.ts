@@ -12,6 +12,7 @@ import {
   exportFileName,
   fmtBytes,
   IProblem,
+  ITrust,
   pointLabel,
   problemLine,
   problemsOf,
@@ -21,9 +22,10 @@ import { checkpointName, formatTime } from './format';
 import { IKernelResult, runInKernel } from './kernel';
 import { getStore, IRetention, IStoreEntry } from './modules';
 import { hostCode, setNotebookCode } from './python';
+import { confirmForeign } from './trust';
 
 /** A report of elastic_lite.host, as the kernel printed it. */
-export type IReport = IKernelResult & { problems?: IProblem[] };
+export type IReport = IKernelResult & { problems?: IProblem[]; trust?: ITrust };
 
 export class ElasticLiteController {
   /** Emitted when the checkpoints of a notebook changed (payload: the notebook path). */
@@ -192,12 +194,27 @@ export class ElasticLiteController {
    * that are damaged or refused are listed in the status; only a restore that brought nothing
    * back fails.
    */
-  async restore(panel: NotebookPanel, name?: string): Promise<IReport> {
+  /**
+   * Restores a checkpoint into the panel's kernel. A foreign one (an import, another browser's)
+   * comes back refused whole, with what it would import: the person is asked (trust.ts), and
+   * only a confirmation restores it (`adopt`: signed as this browser's own from then on).
+   */
+  async restore(panel: NotebookPanel, name?: string, { trust = false, adopt = false } = {}): Promise<IReport> {
     const notebook = panel.context.path;
     this._setStatus(`Restoring ${name ?? `the newest checkpoint of ${notebook}`}…`);
     const replay = this.options.replay !== false;
-    const report = await this._host(panel, 'restore', name ? { name, replay } : { notebook, replay });
+    const report = await this._host(panel, 'restore', { ...(name ? { name } : { notebook }), replay, trust, adopt });
     const label = report.name ?? name ?? notebook;
+    const foreign = trust ? undefined : report.problems?.find(p => p.code === 'foreign');
+    if (foreign) {
+      const answer = await confirmForeign(label, report.trust, foreign.names);
+      if (answer) {
+        return this.restore(panel, label, { trust: true, adopt: answer.adopt });
+      }
+      const why = `Not restored: ${problemLine(label, foreign)}`;
+      this._setStatus(why);
+      throw new Error(why);
+    }
     if (report.error || restoredNothing(report)) {
       this._fail('Restore', label, report);
     }

@@ -5,7 +5,7 @@
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
-import { fmtBytes, pointLabel, problemLine, problemsOf, recordLabel } from '../../shared/report.mjs';
+import { DANGER_MARKS, fmtBytes, foreignLine, pointLabel, problemLine, problemsOf, recordLabel } from '../../shared/report.mjs';
 import { ElasticLiteController, IReport } from './controller';
 import { formatTime } from './format';
 import { IStoreEntry } from './modules';
@@ -206,14 +206,16 @@ export class CheckpointSidebar extends Widget {
 }
 
 /**
- * host.inspect's report as a table: one row per record, with what it would import, then the
- * problems in the host's words (damaged records, records restore would refuse).
+ * host.inspect's report as a table: one row per record, with what it would import (each
+ * import as it really is, marked when it runs code, is unknown or rebuilds notebook code),
+ * then the problems in the host's words (damaged records, records restore would refuse) and,
+ * for a foreign checkpoint, that restoring it needs a confirmation.
  */
 export function renderReport(report: IReport, name: string, target: HTMLElement): void {
   const refused = new Map(problemsOf(report, 'refused').map(p => [p.record, p.calls]));
   const rows = (report.records || []).map((r: any) => {
     // what unpickling this record would import, once each, one per line
-    const globals = [...new Set(((r.globals || []) as [string, string][]).map(([m, n]) => `${m}.${n}`))];
+    const imports = [...new Set(((r.imports || []) as any[]).map(i => `${DANGER_MARKS[i.danger] ? `${DANGER_MARKS[i.danger]}: ` : ''}${i.target}`))];
     const calls = refused.get(r.index);
     return el('tr', { className: r.ok && !calls ? '' : 'jp-ElasticLite-bad' }, [
       el('td', {
@@ -222,7 +224,7 @@ export function renderReport(report: IReport, name: string, target: HTMLElement)
       }),
       el('td', { text: r.serializer ?? '' }),
       el('td', { text: fmtBytes(r.length) }),
-      el('td', { text: !r.ok ? 'damaged' : calls ? `⚠ runs code: ${calls.join(', ')}` : globals.join('\n') || '—' })
+      el('td', { text: !r.ok ? 'damaged' : imports.join('\n') || '—' })
     ]);
   });
   const head = el('tr', {}, ['variables', 'serializer', 'size', 'would import'].map(t => el('th', { text: t })));
@@ -230,9 +232,11 @@ export function renderReport(report: IReport, name: string, target: HTMLElement)
   const summary = report.whole
     ? `${h.producer ?? ''} · Python ${h.python ?? '?'} · ${report.records.length} records, all valid`
     : 'damaged';
+  const foreign = foreignLine(report.trust);
   target.replaceChildren(
     el('div', { className: 'jp-ElasticLite-reportSummary', text: summary }),
     el('table', { className: 'jp-ElasticLite-report' }, [head, ...rows]),
-    ...(report.problems || []).map(p => el('p', { className: 'jp-ElasticLite-problem', text: problemLine(name, p) }))
+    ...(report.problems || []).map(p => el('p', { className: 'jp-ElasticLite-problem', text: problemLine(name, p) })),
+    ...(foreign ? [el('p', { className: 'jp-ElasticLite-problem', text: foreign })] : [])
   );
 }

@@ -70,10 +70,22 @@ export async function checkpoint(page, name) {
   return waitForOutcome(page, [`Checkpoint “${name}” saved`, 'Not enough browser storage', `Checkpoint “${name}” failed`, 'Something went wrong', 'Python failed']);
 }
 
-export async function restore(page, name) {
+/**
+ * Clicks Restore of checkpoint `name`; resolves to the outcome message { title, text }. A
+ * foreign checkpoint (imported) first asks in a dialog: `trust` answers "Restore anyway"
+ * (with `adopt`: "Trust it from now on" ticked), else "Cancel"; the outcome then carries
+ * `dialog`, the dialog's text.
+ */
+export async function restore(page, name, { trust = false, adopt = false } = {}) {
   await markSeen(page);
   await page.getByRole('button', { name: `Restore checkpoint ${name}`, exact: true }).click();
-  return waitForOutcome(page, [`Restored “${name}”`, 'Damaged checkpoint', 'Refused to load', 'Could not restore', 'is not stored any more', 'Something went wrong', 'Python failed']);
+  const titles = [`Restored “${name}”`, 'Damaged checkpoint', 'Refused to load', 'Could not restore', 'is not stored any more',
+    'Something went wrong', 'Python failed', `Not restored: “${name}”`];
+  const first = await waitForOutcome(page, titles, { dialog: true });
+  if (first.dialog == null) return first;
+  if (adopt) await page.locator('#trust-adopt').check();
+  await page.locator('#trust-dialog').getByRole('button', { name: trust ? 'Restore anyway' : 'Cancel', exact: true }).click();
+  return { ...(await waitForOutcome(page, titles)), dialog: first.dialog };
 }
 
 // Marks the messages on screen as old, so the next wait only sees what the action shows.
@@ -81,15 +93,18 @@ export async function markSeen(page) {
   await page.$$eval('#messages .message', (boxes) => boxes.forEach((b) => { b.dataset.seen = '1'; }));
 }
 
-// Waits for the first new message with one of several titles; returns { title, text }.
-async function waitForOutcome(page, titles) {
-  const handle = await page.waitForFunction((wanted) => {
+// Waits for the first new message with one of several titles; returns { title, text } — or,
+// with `dialog`, { dialog: its text } as soon as the foreign-checkpoint dialog is open.
+async function waitForOutcome(page, titles, { dialog = false } = {}) {
+  const handle = await page.waitForFunction(([wanted, dialogToo]) => {
+    const open = dialogToo && document.querySelector('#trust-dialog[open]');
+    if (open) return { dialog: open.innerText };
     for (const box of document.querySelectorAll('#messages .message:not([data-seen])')) {
       const t = box.querySelector('h2')?.textContent ?? '';
       if (wanted.some((w) => t.includes(w))) return { title: t, text: box.innerText };
     }
     return null;
-  }, titles, { timeout: LONG });
+  }, [titles, dialog], { timeout: LONG });
   return handle.jsonValue();
 }
 
