@@ -211,6 +211,30 @@ static void imports(void) {
        "\"opcode\":\"GLOBAL\",\"protocol\":4,\"calls\":[]},{\"module\":\"os\",\"name\":\"system\"");
   GOOD("cos\nsystem\n0\x80\x04" "cos\nsystem\n.", "\"protocol\":0,\"calls\":[]},{\"module\":\"os\"");
   GOOD("\x80\x04\x8c\x01m\x8c\x04" "a..b\x93.", "\"prefixes\":[\"a\",\"a.\",\"a..b\"]");
+  /* issue 11's tricks, as the trust layer (py/elastic_lite/_trust.py) receives them: module and
+   * name as written, every dotted prefix, the protocol in force, EXT codes unresolved */
+  GOOD("\x80\x04\x8c\x0b" "cloudpickle\x8c\x0d" "builtins.exec\x93\x8c\x01x\x85R.",
+       "{\"module\":\"cloudpickle\",\"name\":\"builtins.exec\",\"prefixes\":[\"builtins\",\"builtins.exec\"],"
+       "\"ext\":null,\"opcode\":\"STACK_GLOBAL\",\"protocol\":4,\"calls\":[\"REDUCE\"]}");
+  GOOD("\x80\x04\x8c\x07" "pyodide\x8c\x0b" "code.run_js\x93\x8c\x01x\x85R.",
+       "\"prefixes\":[\"code\",\"code.run_js\"]");
+  GOOD("\x80\x05\x8c\x16" "elastic_lite._pickling\x8c\x0c" "pickle.loads\x93" "C\x01x\x85R.",
+       "{\"module\":\"elastic_lite._pickling\",\"name\":\"pickle.loads\",\"prefixes\":[\"pickle\",\"pickle.loads\"],"
+       "\"ext\":null,\"opcode\":\"STACK_GLOBAL\",\"protocol\":5,\"calls\":[\"REDUCE\"]}");
+  GOOD("\x80\x04\x8c\x0e" "pathlib._local\x8c\x0f" "Path.write_text\x93N\x85R.",
+       "\"prefixes\":[\"Path\",\"Path.write_text\"]");
+  GOOD("\x80\x02" "ccommands\ngetoutput\nX\x01\x00\x00\x00x\x85R.",
+       "{\"module\":\"commands\",\"name\":\"getoutput\",\"prefixes\":[\"getoutput\"],\"ext\":null,"
+       "\"opcode\":\"GLOBAL\",\"protocol\":2,\"calls\":[\"REDUCE\"]}");
+  /* a stream that registers an extension code itself, then uses it: the registration is an
+   * import like any other, the code stays unresolved (copyreg's registry decides at load) */
+  GOOD("\x80\x02" "ccopyreg\nadd_extension\nX\x08\x00\x00\x00" "builtins" "X\x04\x00\x00\x00" "exec" "K\xe1\x87R0"
+       "\x82\xe1X\x01\x00\x00\x00x\x85R.",
+       "{\"module\":\"copyreg\",\"name\":\"add_extension\",\"prefixes\":[\"add_extension\"],\"ext\":null,"
+       "\"opcode\":\"GLOBAL\",\"protocol\":2,\"calls\":[\"REDUCE\"]},{\"module\":null,\"name\":null,\"prefixes\":[],"
+       "\"ext\":225,\"opcode\":\"EXT1\",\"protocol\":2,\"calls\":[\"REDUCE\"]}");
+  GOOD("\x80\x02\x84\x67\x45\x23\x01X\x01\x00\x00\x00x\x85R.",
+       "\"ext\":19088743,\"opcode\":\"EXT4\",\"protocol\":2,\"calls\":[\"REDUCE\"]");
 }
 
 int main(void) {
