@@ -344,4 +344,4 @@ def _load_judged(rec, payload, buffers, judgement):
     if judgement.mode == _trust.TRUST:
         return load(rec.get("serializer"), payload, buffers)
     return _trust.guarded_load(rec.get("serializer"), payload, buffers, judgement.mode,
-                               judgement.accepted(rec))
+                               judgement.accepted(rec), judgement.seen)

@@ -91,11 +91,21 @@ class _Rules:
                 entries = json.load(f)[self.key]
             self._rules = [(_pattern(e["module"]), [_pattern(n) for n in e["names"]], e["why"],
                             bool(e.get("on_import"))) for e in entries]
+            # Entries naming one module exactly are found by that name; only the others
+            # ("multiprocessing.*") are tried against every module. Order is kept.
+            self._by_module, self._wild = {}, []
+            for i, (e, rule) in enumerate(zip(entries, self._rules)):
+                if "*" in e["module"]:
+                    self._wild.append((i, rule))
+                else:
+                    self._by_module.setdefault(e["module"], []).append((i, rule))
         return self._rules
 
     def why(self, module, name):
         """The reason of the first entry matching module + name, else None."""
-        for mod_re, name_res, why, _ in self.rules():
+        self.rules()
+        for _, (mod_re, name_res, why, _) in sorted(self._by_module.get(module, []) + [
+                r for r in self._wild if r[1][0].match(module)]):
             if mod_re.match(module) and any(r.match(name) for r in name_res):
                 return why
         return None
@@ -486,12 +496,20 @@ class Judgement:
         self.mode = mode
         self.info = info
         self.records = {}
+        self.seen = {}  # what the guarded unpickler judged harmless, for the next records
+        judged = {}  # records import the same globals again and again: judge each once
         for rec in info.get("records") or []:
             imports = rec.get("imports")
             if imports is None and rec.get("globals"):  # no import details: pairs only
                 imports = [{"module": m, "name": n, "protocol": None} for m, n in rec["globals"]]
-            self.records[rec.get("index")] = [
-                judge_import(i, rec.get("serializer"), mode) for i in imports or []]
+            out = []
+            for i in imports or []:
+                key = (i.get("module"), i.get("name"), i.get("protocol"), i.get("ext"),
+                       i.get("opcode"), tuple(i.get("calls") or ()), rec.get("serializer"))
+                if key not in judged:
+                    judged[key] = judge_import(i, rec.get("serializer"), mode)
+                out.append(judged[key])
+            self.records[rec.get("index")] = out
         modules = manifest.get("modules") if isinstance(manifest, dict) else None
         self.bindings = [judge_binding(b if isinstance(b, dict) else {}, mode)
                          for b in (modules if isinstance(modules, list) else [])]
@@ -586,12 +604,16 @@ def _guarded_find_class(base, unpickler, module, name):
         raise Refused({"target": f"{module}.{name}", "danger": UNKNOWN, "raw": [module, name],
                        "why": "it was not among the imports checked before loading"}, mode)
     obj = base(unpickler, module, name)
+    seen = unpickler.el_seen  # (module, name) -> the object already judged harmless
+    if seen.get((module, name), seen) is obj:
+        return obj
     ident = identity(obj) or identity(type(obj))
     for m, n in _split(ident):
         why = DENYLIST.why(m, n)
         if why:
             raise Refused({"target": ident, "danger": RUNS_CODE, "raw": [module, name],
                            "why": f"{m}.{n}: {why}"}, mode)
+    seen[(module, name)] = obj
     return obj
 
 
@@ -615,11 +637,13 @@ def _guarded_dill():
     return _GUARDED_DILL
 
 
-def guarded_load(serializer, payload, buffers, mode, accepted):
+def guarded_load(serializer, payload, buffers, mode, accepted, seen=None):
     """Unpickle one record like _pickling.load, except that find_class hands out only the
-    `accepted` (module, name) pairs, each judged again by what it really is."""
+    `accepted` (module, name) pairs, each judged again by what it really is (`seen`: a dict
+    shared by the records of one restore, remembering what was judged already)."""
     cls = _guarded_dill() if serializer == "dill" else _GuardedUnpickler
     unpickler = cls(io.BytesIO(payload), buffers=buffers)
     unpickler.el_mode = mode
     unpickler.el_accepted = accepted
+    unpickler.el_seen = {} if seen is None else seen
     return unpickler.load()
