@@ -4,7 +4,7 @@
 // here for MemoryStore and DirectoryStore: every store behaves the same.
 export {
   checkName, plainMeta, toBytes, byNewest, storeError,
-  recordKey, recordPieces, piecesLength, slices, isRecordKey, prepareRecords, KEY_LEAF_SIZE,
+  recordKey, recordPieces, pieceBytes, piecesLength, slices, isRecordKey, prepareRecords, KEY_LEAF_SIZE,
   splitContainer, checkEntry, distinctKeys, missingRecordError,
   checkRetention, defaultRetention, expiredByRetention,
   holdLock, lockManager, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS,

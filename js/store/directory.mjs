@@ -30,7 +30,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
-  checkName, plainMeta, toBytes, byNewest, splitContainer, prepareRecords, checkEntry, distinctKeys,
+  checkName, plainMeta, toBytes, byNewest, splitContainer, prepareRecords, pieceBytes, checkEntry, distinctKeys,
   isRecordKey, missingRecordError, storeError, checkRetention, defaultRetention, expiredByRetention,
   recordKey, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS, importSigningKey, signEntry, signatureState,
 } from './common.mjs';
@@ -41,6 +41,7 @@ const ENTRY_VERSION = 2;
 const LEGACY_CONTAINER = '.elc';
 const LEGACY_SIDECAR = '.meta.json';
 const TMP_PREFIX = '.tmp-';
+const LIVE_CHUNK = 4 * 1024 * 1024; // bytes of a live view copied per write
 const MAX_STEM = 200; // file names are limited to 255 bytes; leave room for suffixes
 const IO_IN_FLIGHT = 4;
 const UNPINNED = new Date(0);
@@ -156,6 +157,9 @@ export class DirectoryStore {
 
   get keepLast() { return this.retention?.keepLast ?? null; }
 
+  /** putRecords takes live views (see recordPieces in indexeddb.mjs). */
+  get livePieces() { return true; }
+
   _entryFile(name) { return path.join(this.dir, 'entries', `${nameToStem(name)}.json`); }
   _recordFile(key) { return path.join(this.dir, 'records', key); }
   _legacyFiles(name) {
@@ -198,11 +202,14 @@ export class DirectoryStore {
     const tmp = path.join(this.dir, sub, `${TMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
     const fh = await fs.open(tmp, 'wx', 0o644);
     try {
-      // writev writes the caller's views as they are: no copy of a record in here.
-      let left = pieces.filter((p) => p.byteLength > 0);
-      while (left.length) {
-        const { bytesWritten } = await fh.writev(left);
-        left = skipWritten(left, bytesWritten);
+      // writev writes the caller's views as they are: no copy of a record in here, except of
+      // a live view (memory that may move while a write is in flight): a chunk at a time.
+      for (const views of writable(pieces)) {
+        let left = views;
+        while (left.length) {
+          const { bytesWritten } = await fh.writev(left);
+          left = skipWritten(left, bytesWritten);
+        }
       }
       await fh.sync();
       await fh.close();
@@ -680,6 +687,20 @@ export class DirectoryStore {
 // A Uint8Array over a Buffer's bytes (new Uint8Array(buffer) would copy them).
 function asView(buf) {
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+// The pieces as runs of Uint8Arrays to write one after the other: plain views together, a
+// live view as copies of LIVE_CHUNK bytes, each made when the previous run is written.
+function* writable(pieces) {
+  let run = [];
+  for (const p of pieces) {
+    if (p.byteLength === 0) continue;
+    if (ArrayBuffer.isView(p)) { run.push(p); continue; }
+    if (run.length) yield run;
+    run = [];
+    for (let at = 0; at < p.byteLength; at += LIVE_CHUNK) yield [pieceBytes(p).slice(at, at + LIVE_CHUNK)];
+  }
+  if (run.length) yield run;
 }
 
 function skipWritten(pieces, n) {

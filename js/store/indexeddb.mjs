@@ -80,9 +80,33 @@ export const KEY_LEAF_SIZE = 4 * 1024 * 1024;
 const KEY_PATTERN = /^[0-9a-f]{64}$/;
 const HASHES_IN_FLIGHT = 4; // WebCrypto copies its input: bound the copies alive at once
 
-/** The pieces of one record as given: a Uint8Array, or an array of Uint8Arrays to concatenate. */
+/**
+ * The pieces of one record as given: a Uint8Array, or an array of pieces to concatenate.
+ * A piece is a Uint8Array, or (stores whose `livePieces` is true: this one, MemoryStore,
+ * DirectoryStore) a LIVE VIEW `{ byteLength, view() }` of memory that may move: view() returns
+ * a Uint8Array of its bytes valid only until the next await. Python's memory in Pyodide is
+ * handed over this way (the wasm heap's ArrayBuffer is replaced when it grows), so a record is
+ * hashed and stored straight from it, copied a chunk at a time, never whole. A store calls
+ * view() right before each synchronous use (a digest call copies its input at once, a put
+ * clones it at once) and keeps nothing of it.
+ */
 export function recordPieces(record) {
-  return (Array.isArray(record) ? record : [record]).map(toBytes);
+  return (Array.isArray(record) ? record : [record]).map((p) => (isLiveView(p) ? p : toBytes(p)));
+}
+
+function isLiveView(p) {
+  return p != null && !ArrayBuffer.isView(p) && typeof p.view === 'function' && Number.isSafeInteger(p.byteLength);
+}
+
+/** A piece's bytes now (a live view's current view, checked); use before the next await. */
+export function pieceBytes(p) {
+  if (!isLiveView(p)) return p;
+  const u8 = p.view();
+  if (!(u8 instanceof Uint8Array) || u8.byteLength !== p.byteLength) {
+    throw new Error(`A live view of a record gave ${u8 && u8.byteLength} bytes instead of ${p.byteLength}: ` +
+      'the memory it shows went away while the record was being saved. Save again.');
+  }
+  return u8;
 }
 
 export function piecesLength(pieces) {
@@ -93,7 +117,8 @@ export function piecesLength(pieces) {
 
 /**
  * Consecutive slices of `size` bytes over the concatenation of `pieces`. A slice inside one
- * piece is a view of it; a slice that straddles pieces is a fresh copy.
+ * piece is a view of it (use it before the next await: it may be a live view's); a slice that
+ * straddles pieces is a fresh copy.
  */
 export function* slices(pieces, size) {
   let i = 0; let off = 0;
@@ -102,7 +127,7 @@ export function* slices(pieces, size) {
     const want = Math.min(size, total - start);
     while (off === pieces[i].byteLength) { i += 1; off = 0; }
     if (pieces[i].byteLength - off >= want) {
-      yield pieces[i].subarray(off, off + want);
+      yield pieceBytes(pieces[i]).subarray(off, off + want);
       off += want;
       continue;
     }
@@ -111,7 +136,7 @@ export function* slices(pieces, size) {
     while (filled < want) {
       while (off === pieces[i].byteLength) { i += 1; off = 0; }
       const n = Math.min(want - filled, pieces[i].byteLength - off);
-      out.set(pieces[i].subarray(off, off + n), filled);
+      out.set(pieceBytes(pieces[i]).subarray(off, off + n), filled);
       filled += n; off += n;
     }
     yield out;
@@ -679,6 +704,9 @@ export class IndexedDBStore {
   }
 
   get keepLast() { return this.retention?.keepLast ?? null; }
+
+  /** putRecords takes live views (see recordPieces). */
+  get livePieces() { return true; }
 
   /** Opens (creating, upgrading and converting v1 checkpoints) the database once. */
   _open() {

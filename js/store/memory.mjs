@@ -5,7 +5,7 @@
 // between, so each is atomic for the other callers of this realm. Its signing key (see
 // "Signatures" in indexeddb.mjs) lives and dies with the store object.
 import {
-  checkName, plainMeta, toBytes, byNewest, splitContainer, prepareRecords, checkEntry, distinctKeys,
+  checkName, plainMeta, toBytes, byNewest, splitContainer, prepareRecords, pieceBytes, checkEntry, distinctKeys,
   isRecordKey, missingRecordError, storeError, checkRetention, defaultRetention, expiredByRetention, recordKey,
   holdLock, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS, newSigningKey, signEntry, signatureState,
 } from './common.mjs';
@@ -35,6 +35,9 @@ export class MemoryStore {
 
   get keepLast() { return this.retention?.keepLast ?? null; }
 
+  /** putRecords takes live views (see recordPieces in indexeddb.mjs). */
+  get livePieces() { return true; }
+
   lock(name, { timeoutMs = this.lockTimeoutMs } = {}) {
     checkName(name);
     return holdLock(`elastic-lite:memory-${this._id}:${name}`, { timeoutMs, what: `Checkpoint "${name}"` });
@@ -48,7 +51,7 @@ export class MemoryStore {
       if (known && !known.damaged) { known.pinnedMs = now; continue; }
       const bytes = new Uint8Array(r.length);
       let at = 0;
-      for (const p of r.pieces) { bytes.set(p, at); at += p.byteLength; }
+      for (const p of r.pieces) { bytes.set(pieceBytes(p), at); at += p.byteLength; }
       this._records.set(r.key, { bytes, refs: known ? known.refs : 0, pinnedMs: now });
     }
     return prepared.map((r) => r.key);

@@ -56,6 +56,8 @@ def _functions():
                    " } finally { v.release(); } }"),
             run_js("(src) => { const v = src.getBuffer('u8');"
                    " try { return v.data.byteOffset; } finally { v.release(); } }"),
+            run_js("(src, n) => ({ byteLength: n, view() { const v = src.getBuffer('u8');"
+                   " try { return v.data; } finally { v.release(); } } })"),
         )
     return _js
 
@@ -145,3 +147,34 @@ def as_buffer(data):
     if isinstance(data, (bytes, bytearray, memoryview)) or not hasattr(data, "byteLength"):
         return data
     return to_py(data)
+
+
+class LiveViews:
+    """Live views (`{byteLength, view()}`, see js/store/indexeddb.mjs recordPieces) of Python
+    buffers for a JS store that takes them: it reads the bytes where they lie, a chunk at a
+    time, instead of a copy of the whole record made first. The buffers must stay alive and
+    unchanged until the store's call settles; `close()` then lets go of them.
+
+        with LiveViews() as live:
+            await store.putRecords(live.record([piece, ...]))"""
+
+    def __init__(self):
+        self._proxies = []
+
+    def view(self, buf):
+        from pyodide.ffi import create_proxy
+        buf = _contiguous(buf)
+        proxy = create_proxy(buf)
+        self._proxies.append(proxy)
+        return _functions()[4](proxy, _size(buf))
+
+    def close(self):
+        for proxy in self._proxies:
+            proxy.destroy()
+        self._proxies = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

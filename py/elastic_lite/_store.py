@@ -20,6 +20,7 @@ import hashlib
 import struct
 import sys
 import time
+import zlib
 
 from . import _checkpoint_replay, _history, _jsbytes, _signing
 from ._capture import default_namespace
@@ -30,13 +31,15 @@ from ._snapshot import SnapshotStream, snapshot
 DEFAULT_NAME = "checkpoint"
 KEY_LEAF_SIZE = 4 * 1024 * 1024
 BATCH_BYTES = 8 * 1024 * 1024      # records handed to a store per put_records call
+LIVE_FROM = 1024 * 1024             # pieces of bytes from this size go to a JS store as live views
 DEFAULT_LOCK_TIMEOUT = 60.0         # seconds a writer waits for another one of the same name
 DEFAULT_ORPHAN_GRACE = 600.0        # seconds a record written for an uncommitted checkpoint is kept
 
 
 class StoreError(Exception):
     """A store operation failed; the message says what and what to do. `.code` (when known)
-    is the machine-readable kind: busy, missing-record, quota, corrupted, failed."""
+    is the machine-readable kind: busy, missing-record, quota, corrupted, changed (a buffer
+    written to by other code while it was being saved), failed."""
 
     def __init__(self, message, code=None):
         super().__init__(message)
@@ -459,12 +462,19 @@ class JsStore:
 
     Bytes cross to JS with one copy each, in pieces no larger than the store's chunks, each in
     its own ArrayBuffer: the IndexedDB store then keeps them as they are instead of slicing
-    (copying) them again. Stores written before records existed (put/get/list/delete only)
-    still work: the record calls are there only when the JS store has them."""
+    (copying) them again. A store whose `livePieces` is true (ours) gets large pieces of
+    immutable bytes (the pickle streams, bytes values: nothing can change them while the store
+    awaits) as live views of Python's memory instead: it hashes them where they lie and copies
+    a chunk at a time as it writes, so a checkpoint never holds a JS copy of a whole record.
+    Writable buffers (bytearray, arrays) are still copied at once: other Python code may run
+    while the store awaits, and a buffer changed between hashing and writing would be stored
+    under a key that is not its bytes'. Stores written before records existed (put/get/list/
+    delete only) still work: the record calls are there only when the JS store has them."""
 
     def __init__(self, proxy):
         self.proxy = proxy
         self.has_record_api = all(hasattr(proxy, m) for m in ("putRecords", "hasRecords", "commit", "lock"))
+        self.live_pieces = getattr(proxy, "livePieces", False) is True
 
     @staticmethod
     def _error(op, exc):
@@ -478,10 +488,15 @@ class JsStore:
         size = getattr(self.proxy, "chunkSize", None)
         return size if isinstance(size, int) and size > 0 else KEY_LEAF_SIZE
 
-    def _to_js_record(self, record):
+    def _to_js_record(self, record, live=None, guards=None):
         from js import Array
         out, step = Array.new(), self._piece_size()
         for p in _pieces(record):
+            if live is not None and p.nbytes >= LIVE_FROM:
+                if type(p.obj) is not bytes:
+                    guards.append((p, zlib.crc32(p)))
+                out.push(live.view(p))
+                continue
             for at in range(0, p.nbytes, step):
                 out.push(_jsbytes.to_js(p[at:at + step]))
         return out
@@ -503,13 +518,28 @@ class JsStore:
     async def put_records(self, records):
         from js import Array
         batch = Array.new()
-        for record in records:
-            batch.push(self._to_js_record(record))
+        guards = []  # (writable piece handed over live, its CRC-32 then)
+        with _jsbytes.LiveViews() as live:
+            for record in records:
+                batch.push(self._to_js_record(record, live if self.live_pieces else None, guards))
+            try:
+                keys = list((await self.proxy.putRecords(batch)).to_py())
+            except Exception as exc:
+                raise self._error("save records", exc) from None
+            changed = any(zlib.crc32(p) != crc for p, crc in guards)
+        if changed:  # the whole batch is given back, as write_parts does on failure
+            await self._give_back(keys)
+            raise StoreError(
+                "a buffer (an array or bytearray) changed while the checkpoint was being "
+                "saved: other code ran meanwhile and wrote to it. Nothing of this checkpoint "
+                "was kept; take it again.", "changed")
+        return keys
+
+    async def _give_back(self, keys):
         try:
-            keys = await self.proxy.putRecords(batch)
-        except Exception as exc:
-            raise self._error("save records", exc) from None
-        return list(keys.to_py())
+            await self.discard_records(keys)
+        except Exception:
+            pass  # the sweep frees them later
 
     async def has_records(self, keys):
         try:

@@ -328,6 +328,43 @@ export function storeContract(label, makeStore) {
     await store.close();
   });
 
+  test(`${label}: putRecords takes live views, whose memory may move between two uses`, async () => {
+    const store = await makeStore();
+    assert.equal(store.livePieces, true);
+    const big = payload(9 * 1024 * 1024 + 17, 6);
+    // Like Pyodide's heap growing: every view() gives the bytes in a NEW buffer and detaches
+    // the one it gave before, so a store that kept a view across an await would read nothing.
+    const moving = (bytes) => {
+      let last = null;
+      return {
+        byteLength: bytes.byteLength,
+        calls: 0,
+        view() {
+          this.calls += 1;
+          if (last) structuredClone(last.buffer, { transfer: [last.buffer] });
+          last = bytes.slice();
+          return last;
+        },
+      };
+    };
+    const live = [moving(big.subarray(0, 5 * 1024 * 1024)), moving(big.subarray(5 * 1024 * 1024))];
+    const plain = payload(1000, 7);
+    const [k1, k2] = await store.putRecords([[live[0], plain.subarray(0, 10), live[1]], moving(plain)]);
+    const whole = new Uint8Array(big.byteLength + 10);
+    whole.set(big.subarray(0, 5 * 1024 * 1024)); whole.set(plain.subarray(0, 10), 5 * 1024 * 1024);
+    whole.set(big.subarray(5 * 1024 * 1024), 5 * 1024 * 1024 + 10);
+    assert.equal(k1, expectedKey(whole));
+    assert.equal(k2, expectedKey(plain));
+    assert.ok(live.every((p) => p.calls >= 2), 'each live view was asked again for each use');
+    const [back, back2] = await store.readRecords([k1, k2]);
+    assert.ok(Buffer.from(back).equals(Buffer.from(whole)));
+    assert.ok(Buffer.from(back2).equals(Buffer.from(plain)));
+    // A live view whose memory went away (it gives fewer bytes than it said) is refused plainly.
+    const gone = { byteLength: 100, view: () => new Uint8Array(0) };
+    await assert.rejects(store.putRecords([gone]), /live view of a record gave 0 bytes instead of 100.*Save again/);
+    await store.close();
+  });
+
   test(`${label}: commit refuses an entry naming a record that is not stored, and changes nothing`, async () => {
     const store = await makeStore();
     await store.put('keep', payload(10, 1), {});
