@@ -21,7 +21,7 @@ import asyncio
 import datetime
 
 from . import host
-from ._report import _table, checkpoint_text, human_size, restore_text
+from ._report import _table, checkpoint_text, foreign_text, human_size, restore_text
 from ._history import auto_enabled, cell_of, point_label, set_auto
 from ._store import MemoryStore, get_notebook, get_store
 
@@ -108,6 +108,8 @@ def restore_magic(shell, line):
     def show(report):
         if not _failed(report):
             print(f"checkpoint {report['name']!r}: " + restore_text(report))
+        elif any(p.get("code") == "foreign" for p in report["problems"]):
+            print(foreign_text(report.get("trust")))  # what the person looks at before --trust
 
     return _run(lambda: host.restore(name, namespace=shell.user_ns, trust=trust,
                                      notebook=notebook, at=at), show)

@@ -228,6 +228,23 @@ def checkpoint_text(rep):
     return "\n".join(p for p in parts if p)
 
 
+_MARKS = {"runs-code": "! runs code", "unknown": "? unknown", "not-data": "x not data",
+          "builds-code": "f builds code"}
+
+
+def foreign_text(trust, limit=20):
+    """What a foreign checkpoint would import (the marked imports first), as the magics and
+    the Python API show it before a person decides (the JS hosts: report.mjs importRows)."""
+    rows = (trust or {}).get("imports") or []
+    shown = [[_MARKS.get(r["danger"], ""), r["target"],
+              ", ".join([*r.get("names", []), *(f"{b} =" for b in r.get("bindings", []))])]
+             for r in rows[:limit]]
+    more = f"\n  ... and {len(rows) - limit} more" if len(rows) > limit else ""
+    return ("what restoring it would import (look before trusting it: %restore NAME --trust, "
+            "trust=True; or data_only=True for its plain data):\n"
+            + _table(["check", "import", "used by"], shown) + more)
+
+
 def restore_text(rep):
     """A restore report (host.restore's fields) as the text a person reads."""
     modules = rep.get("modules") or []
@@ -248,6 +265,8 @@ def restore_text(rep):
     bad = [[", ".join(p["names"]), p["message"]] for p in rep["problems"]]
     if bad:
         parts.append("NOT restored:\n" + _table(["variable", "reason"], bad))
+    if any(p.get("code") == "foreign" for p in rep["problems"]):
+        parts.append(foreign_text(rep.get("trust")))
     if rep["skipped"]:
         parts.append("not in the checkpoint (skipped when it was taken):\n" + _table(
             ["variable", "type", "reason"],
@@ -299,7 +318,7 @@ class RestoreReport:
         text = restore_text({"restored": [{"name": n} for n in self.restored],
                              "modules": self.modules, "problems": self.problems(),
                              "skipped": self.skipped, "warnings": self.warnings,
-                             "timings": {"load_ms": self.ms}})
+                             "timings": {"load_ms": self.ms}, "trust": self.trust})
         replay = self.replay
         if replay is not None and (replay.recomputed or replay.failed or replay.skipped):
             text += "\nreplay:\n  " + replay.table().replace("\n", "\n  ")

@@ -124,3 +124,19 @@ def test_the_hostile_corpus_imported_runs_nothing_until_confirmed(store, item):
         run(host.restore("hostile", namespace=ns, trust=True))
         corpus.poke_print(ns)
         assert corpus.sentinels() == [item["id"]]
+
+
+def test_the_magic_shows_what_a_foreign_checkpoint_would_import(store, capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+    data = corpus.container([(["evil"], corpus.record(corpus.call(
+        corpus.stack_global("cloudpickle", "builtins.exec"), corpus._str("1")), 4))])
+    run(host.import_checkpoint(data, "theirs"))
+    sh = InteractiveShell.instance()
+    try:
+        sh.run_cell("%load_ext elastic_lite", store_history=False)
+        sh.run_cell("%restore theirs", store_history=False).raise_error()
+        out = capsys.readouterr().out
+        assert "this checkpoint is foreign" in out and "evil" not in sh.user_ns
+        assert "! runs code  builtins.exec" in out and "%restore NAME --trust" in out
+    finally:
+        sh.reset()
