@@ -91,9 +91,9 @@ async function eachLimited(items, limit, fn) {
 export class DirectoryStore {
   /**
    * @param {string} dir directory holding the checkpoints (created on first write)
-   * @param {object} [options] retention / keepLast, lockTimeoutMs, orphanGraceMs as for IndexedDBStore
-   * @param {string} [options.keyFile] the signing key's file (default: $ELASTIC_LITE_KEY_FILE,
-   *   else <dir>/signing-key)
+   * @param {object} [options] retention / keepLast, lockTimeoutMs, orphanGraceMs as for
+   *   IndexedDBStore; keyFile: the signing key's file (default: $ELASTIC_LITE_KEY_FILE, else
+   *   <dir>/signing-key)
    */
   constructor(dir, { retention, keepLast, lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS,
     orphanGraceMs = DEFAULT_ORPHAN_GRACE_MS, keyFile } = {}) {
