@@ -207,14 +207,15 @@ def prepare(namespace, names=None, *, enabled=True, allow=None, cost=None):
 def replay_permission(trust, foreign=None, meta=None, data_only=False):
     """(permitted, why not): replay runs code saved in the checkpoint, so only after the same
     trust decision as unpickling: a foreign checkpoint (`foreign`: why it is, as the restore
-    decided), or a store entry that was imported, replays nothing unless trusted; a data-only
-    restore runs no code at all."""
+    decided, _signing.foreign_reason: an unsigned import is foreign, one a person adopted is
+    not; `meta` is accepted and no longer needed) replays nothing unless trusted; a
+    data-only restore runs no code at all."""
     if data_only:
         return False, ("replay runs code saved in the checkpoint and this is a data-only "
                        "restore, which runs none")
     if trust:
         return True, None
-    where = foreign or ("it was imported from elsewhere" if (meta or {}).get("imported") else None)
+    where = foreign
     if where is None:
         return True, None
     return False, (f"replay runs code saved in the checkpoint and {where}; restore "
