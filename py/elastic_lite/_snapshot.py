@@ -32,6 +32,7 @@ it into memory; `_store.checkpoint()` drives it into a store record by record.
 """
 
 import gc
+import itertools
 import json
 import pickle
 import platform
@@ -41,7 +42,8 @@ from . import _core
 from ._history import NO_ROOM, Memo, check_content, proof_of, signature, stream_hasher
 from ._capture import capture, default_namespace
 from ._groups import find_groups, is_notebook_def
-from ._pickling import CloudPickler, DillPickler
+from ._pickling import (CloudPickler, DillPickler, NotPlain, PlainCheck, PlainPickler,
+                        plain_allowed)
 from ._report import GroupReport, Snapshot, type_name
 from ._version import __version__
 
@@ -52,6 +54,10 @@ BUFFER_THRESHOLD = 64 * 1024  # smaller buffers stay in the stream (see benchmar
 TAKE_BYTES = 4 << 20  # hand records out once this much has been written since last time
 
 _SERIALIZERS = ("cloudpickle", "dill")
+_PLAIN_FIRST = ("pickle",) + _SERIALIZERS  # "pickle" declining is not a failure (_pickling)
+POOL_BYTES = 16 * 1024  # plain-data groups up to this size share one record (see _Pool)
+POOL_MIN = 8  # ... when there are at least this many of them
+POOL_GROUPS = 32  # groups per shared record (what a change to one of them rewrites)
 _OURS = frozenset({"version", "modules", "skipped", "types", "groups", "writable_buffers"})
 
 
@@ -175,6 +181,7 @@ class _Picklers:
         self.threshold = threshold
         self.draft = _Draft(writer, hashing)
         self.cloud = None
+        self.plain = None
         self.writable = 0  # out-of-band buffers restore must hand back writable (arrays)
 
     def buffer_callback(self, buf):
@@ -189,6 +196,12 @@ class _Picklers:
         return False
 
     def get(self, serializer, refs):
+        if serializer == "pickle":
+            if self.plain is None:
+                self.plain = PlainPickler(self.draft, self.namespace,
+                                          buffer_callback=self.buffer_callback)
+            self.plain.begin_group(refs)
+            return self.plain
         if serializer == "dill":
             return DillPickler(self.draft, self.namespace, refs,
                                buffer_callback=self.buffer_callback)
@@ -202,9 +215,12 @@ class _Picklers:
     def failed(self, serializer):
         if serializer == "cloudpickle":
             self.cloud = None
+        elif serializer == "pickle":
+            self.plain = None
 
 
-def _write_group(writer, picklers, names, variables, defs, reuse=None):
+def _write_group(writer, picklers, names, variables, defs, reuse=None,
+                 serializers=_SERIALIZERS):
     """Write one group; returns (GroupReport or None, [skipped entries]).
 
     With `reuse` (change detection, see _history), a group unchanged since the previous
@@ -228,7 +244,7 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None):
     room = reuse.room if reuse is not None and proof is None else NO_ROOM
     failures = []
     rewound = 0
-    for serializer in _SERIALIZERS:
+    for serializer in serializers:
         draft.begin(names, prev.buffers if prev is not None else (), room)
         try:
             picklers.get(serializer, refs).dump(stream_values)
@@ -236,7 +252,8 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None):
             picklers.failed(serializer)
             rewound += draft.size + draft.buffer_bytes
             draft.abort()
-            failures.append(f"{serializer}: {_reason(exc)}")
+            if serializer != "pickle":  # the plain pickler declining is no failure
+                failures.append(f"{serializer}: {_reason(exc)}")
             continue
         size, writable = draft.size + draft.buffer_bytes, draft.writable
         sig = draft.signature(serializer) if reuse is not None else None
@@ -378,13 +395,26 @@ class SnapshotStream:
             total = len(grouping.groups)
             pending = 0  # bytes written since the last take (counted here: asking the
             # core costs a call across to WebAssembly per group)
-            for done, group in enumerate(grouping.groups):
+            gc.disable()
+            try:  # the pooled plain-data groups first (one record), then the others
+                pool = _Pool(ns, grouping.groups, cap.variables, defs)
+            finally:
+                if gc_was_enabled:
+                    gc.enable()
+            done = 0
+            for group, serializers, pooled in pool.plan:
                 if self.progress is not None:
                     self.progress(done, total, list(group))
+                done += len(pooled) if pooled else 1
                 gc.disable()
                 try:
-                    for report, failed in _write_or_split(writer, picklers, group,
-                                                           cap.variables, defs, reuse):
+                    if pooled:
+                        written = _write_pool(writer, picklers, pooled, cap.variables, defs,
+                                              reuse)
+                    else:
+                        written = _write_or_split(writer, picklers, group, cap.variables, defs,
+                                                  reuse, serializers)
+                    for report, failed in written:
                         if report is not None:
                             groups.append(report)
                             pending += 0 if report.reused else report.bytes
@@ -437,18 +467,95 @@ def _manifest_fields(extra):
     return extra
 
 
-def _write_or_split(writer, picklers, group, variables, defs, reuse=None):
+def _write_or_split(writer, picklers, group, variables, defs, reuse=None,
+                    serializers=_SERIALIZERS):
     """(report, skipped) of a group; if it fails as a whole, of each variable alone."""
-    report, failed = _write_group(writer, picklers, group, variables, defs, reuse)
+    report, failed = _write_group(writer, picklers, group, variables, defs, reuse, serializers)
     if report is not None or len(group) == 1:
         yield report, failed
         return
     for name in group:  # split: save what can be saved, each variable alone
-        single, single_failed = _write_group(writer, picklers, [name], variables, defs, reuse)
+        single, single_failed = _write_group(writer, picklers, [name], variables, defs, reuse,
+                                             serializers)
         if single is not None:
             single.note = (f"saved alone: its group {group} failed as a whole, "
                            "so aliasing with the others is not kept")
         yield single, single_failed
+
+
+class _Pool:
+    """Plain-data groups (builtin containers of atomic values: streams that import nothing)
+    of at most POOL_BYTES, written as ONE record instead of one record each: a record costs
+    calls into the core, and in a store a key and rows, whatever its size, and a notebook has
+    many small variables. Only when there are POOL_MIN of them or more: below that the
+    records saved cost little, and apart each keeps change detection per group. The pool
+    comes first in the file (a truncated file keeps the small variables). Nothing is lost by
+    pooling: the walk made groups that share nothing with each other, so one stream changes
+    no aliasing; and a stream that imports nothing cannot be refused or miss a module on
+    restore, so one record costs no isolation. `route` sends every other group on as before,
+    to the plain pickler first (see _pickling) when that is allowed and the group holds
+    nothing of the notebook's own."""
+
+    def __init__(self, namespace, groups, variables, defs, limit=POOL_BYTES):
+        self.limit = limit
+        self.check = PlainCheck(namespace, limit)
+        self.plain = plain_allowed()
+        routes = [(group, self.route(group, variables, defs)) for group in groups]
+        pooled = [list(g) for g, serializers in routes if serializers is None]
+        # what to write, in order: (names, serializers, pooled groups or None)
+        if len(pooled) < POOL_MIN:  # too few to pay: each plain group its own record
+            self.plan = [(g, r or _SERIALIZERS, None) for g, r in routes]
+            return
+        pools = [pooled[i:i + POOL_GROUPS] for i in range(0, len(pooled), POOL_GROUPS)]
+        self.plan = ([([n for g in pool for n in g], ("pickle",), pool) for pool in pools]
+                     + [(g, r, None) for g, r in routes if r is not None])
+
+    def route(self, group, variables, defs):
+        """None when the group is plain data small enough to pool, else the serializers to
+        write it with."""
+        values = tuple(variables[n] for n in group)
+        if any(id(v) in defs for v in values):
+            return _SERIALIZERS
+        long = any(type(v) in _SIZED and len(v) > self.limit for v in values)
+        try:  # a long container (never pooled) is judged by its first items
+            self.check.size(tuple(_head(v) for v in values) if long else values)
+        except NotPlain as exc:  # stopped at the first object that needs a reducer: the
+            # plain pickler spares that call per object, unless the notebook's own are there
+            return _PLAIN_FIRST if self.plain and not exc.notebook else _SERIALIZERS
+        except Exception:  # plain data too big for the pool (or odd): as before (the plain
+            return _SERIALIZERS  # pickler would spare nothing: builtins need no reducer)
+        return _SERIALIZERS if long else None
+
+
+# Containers (and atomic values) longer than the pool's limit in bytes are never pooled
+# (each item takes a byte at least): their first items say which pickler to try.
+_SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
+_HEAD = 64
+
+
+def _head(value):
+    t = type(value)
+    if t in (list, tuple):
+        return value[:_HEAD]
+    if t is dict:
+        return list(itertools.islice(value.items(), _HEAD))
+    if t in (set, frozenset):
+        return list(itertools.islice(value, _HEAD))
+    return value if t not in _SIZED else b""  # str, bytes, bytearray: atomic
+
+
+def _write_pool(writer, picklers, pool, variables, defs, reuse):
+    """(report, skipped) of pooled groups: one record, or (should it fail) one each."""
+    if len(pool) > 1:
+        names = [n for g in pool for n in g]
+        report, failed = _write_group(writer, picklers, names, variables, defs, reuse,
+                                      ("pickle",))
+        if report is not None:
+            report.note = report.note or f"{len(pool)} groups of small plain data in one record"
+            yield report, failed
+            return
+    for group in pool:
+        yield from _write_or_split(writer, picklers, group, variables, defs, reuse)
 
 
 def _json_record(writer, names, kind, payload):

@@ -14,7 +14,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import { MemoryStore } from '../../js/store/memory.mjs';
 import { IndexedDBStore, recordKey } from '../../js/store/indexeddb.mjs';
 import { installElasticLite } from '../../js/pyodide-glue.mjs';
-import { freshPyodide, py, pyJson } from './helpers/pyodide.mjs';
+import { freshPyodide, py, pyJson, STAND_IN_MAIN } from './helpers/pyodide.mjs';
 import { payload } from './store-contract.mjs';
 
 const WHEELS = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../build/wheels');
@@ -35,14 +35,6 @@ async function serveWheels() {
   return server;
 }
 
-const STAND_IN_MAIN = String.raw`
-import sys, types
-_main = types.ModuleType("__main__")
-_main.__dict__["__builtins__"] = __builtins__
-sys.modules["__main__"] = _main
-def cell(src):
-    exec(compile(src, "<cell>", "exec"), _main.__dict__)
-`;
 
 const CELLS = String.raw`
 import threading

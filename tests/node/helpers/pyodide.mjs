@@ -39,3 +39,14 @@ export async function pyBytes(pyodide, expr) {
 export async function pyJson(pyodide, expr) {
   return JSON.parse(await py(pyodide, `import json as _j; _j.dumps(${expr}, default=str)`));
 }
+
+// A JupyterLite-like user namespace: a fresh module installed as sys.modules['__main__'] (as
+// IPython's stand-in `__main__` is), cells exec'd in its dict by `cell(src)`.
+export const STAND_IN_MAIN = String.raw`
+import sys, types
+_main = types.ModuleType("__main__")
+_main.__dict__["__builtins__"] = __builtins__
+sys.modules["__main__"] = _main
+def cell(src):
+    exec(compile(src, "<cell>", "exec"), _main.__dict__)
+`;
