@@ -13,9 +13,11 @@
 4. Before anything is imported or unpickled, every import of every record and every
    manifest module binding is resolved and judged by `_trust` (the real target of dotted
    names, Python 2 names, EXT codes; unknown counts as dangerous), against the interpreter
-   as it is then. What is judged depends on the mode:
-   - a FOREIGN checkpoint (`foreign=`: imported, unsigned, signed by another key, a file)
-     loads nothing at all until the person confirmed (`trust=True`) after seeing
+   as it is then. What is judged depends on where the bytes come from and on the mode:
+   - bytes are FOREIGN unless snapshot() made them in this process (_made_here) or the
+     caller vouches for them (`foreign=False`: a store whose signature checked); a store
+     entry it did not sign (an import, another browser's) is foreign too. A foreign
+     checkpoint loads nothing at all until the person confirmed (`trust=True`) after seeing
      `report.trust["imports"]` (every global and module binding it would import);
    - by default, a record importing a deny-listed or unknown global is refused (the others
      restore), and so is a module binding of one (`print = builtins.exec`);
@@ -34,10 +36,10 @@ import importlib
 import json
 import time
 
-from . import _core, _history, _jsbytes, _rebuild, _trust
+from . import _core, _history, _jsbytes, _made_here, _rebuild, _trust
 from ._capture import default_namespace
 from ._pickling import load, load_plain
-from ._report import RestoreReport, describe_error as _describe_error
+from ._report import RestoreReport, Snapshot, describe_error as _describe_error
 from ._report import problem as _problem, record_problem
 from ._snapshot import MANIFEST
 
@@ -103,19 +105,30 @@ def read_manifest(data, info):
     return None
 
 
-def load_snapshot(data, namespace=None, trust=False, *, data_only=False, foreign=False):
-    """Restore checkpoint bytes into `namespace` (default: the user namespace).
+FOREIGN_BYTES = "these bytes were not made by snapshot() in this Python process"
 
-    The bytes are taken to be yours (`snapshot().data`, a checkpoint of this store): records
-    that would import a deny-listed global (one that runs commands or code, see `_trust`) or
-    one that cannot be resolved without running code are refused and reported, unless
-    `trust=True`. `foreign=True` (or a string saying why: "it was imported from a file"):
-    bytes from elsewhere, nothing is loaded unless `trust=True` (the person has seen
-    `inspect(data)` / `report.trust["imports"]` and confirmed) or `data_only=True` (only
-    plain data types load, nothing that builds code; see allowlist.json).
-    `report.trust` says how it was judged and lists every import.
+
+def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=None):
+    """Restore checkpoint bytes (or a Snapshot) into `namespace` (default: the user namespace).
+
+    Bytes that snapshot() made in this process (`snapshot().data`, or the Snapshot itself)
+    are yours: records that would import a deny-listed global (one that runs commands or
+    code, see `_trust`) or one that cannot be resolved without running code are refused and
+    reported, the others load. Any other bytes (a file read back, bytes from elsewhere) are
+    FOREIGN: nothing is unpickled or imported; the report says why (code `foreign`) and lists
+    every import, marked (`report.trust["imports"]`, or `inspect(data)`), until you confirm
+    with `trust=True` — "I made it / I trust where it comes from": everything then loads —
+    or ask for `data_only=True` (only plain data types load, nothing that builds code; see
+    allowlist.json). `foreign`: None decides as above; True (or a string saying why) makes
+    the bytes foreign; False says the caller has checked they are the person's own (a store
+    whose signature matched). `report.trust` says how it was judged and lists every import.
     """
     t0 = time.perf_counter()
+    if isinstance(data, Snapshot):
+        if data.data is None:
+            raise ValueError("this Snapshot was streamed into a store and holds no bytes; "
+                             "restore it from the store (restore(name))")
+        data = data.data
     data = _as_bytes(data)
     ns = default_namespace() if namespace is None else namespace
     _history.forget(ns)  # its next checkpoint is written whole (change detection starts over)
@@ -131,6 +144,8 @@ def load_snapshot(data, namespace=None, trust=False, *, data_only=False, foreign
             "this is not a readable Elastic Lite checkpoint: "
             f"{_describe_error(info.get('error'))}. Nothing was restored; check that the "
             "file is a checkpoint (elastic-lite verify FILE) or take a new one.", info)
+    if foreign is None:
+        foreign = False if _made_here.made_here(data, info) else FOREIGN_BYTES
     view = memoryview(data)
 
     def payload(rec):
@@ -297,11 +312,16 @@ def _trust_section(judgement, foreign, trust, data_only):
 
 def _unconfirmed(report, judgement, data_records, foreign):
     """A foreign checkpoint in the default mode loads nothing before the person confirmed:
-    one `refused` problem (code `foreign`) naming every variable; True when so."""
+    one `refused` problem (code `foreign`) naming every variable, after a `damaged` problem
+    for each damaged record (it would not load even if confirmed); True when so."""
     if not foreign or judgement.mode != _trust.DENY:
         return False
     why = foreign if isinstance(foreign, str) else "it does not come from this store"
-    names = [n for rec in data_records for n in rec.get("names") or []]
+    for rec in data_records:
+        if not rec.get("ok"):
+            p = record_problem(rec)
+            report.failed.append(dict(p, reason=p["message"]))
+    names = [n for rec in data_records if rec.get("ok") for n in rec.get("names") or []]
     dangerous = [r for r in judgement.listing() if r["danger"] is not None]
     p = _problem(
         "refused",

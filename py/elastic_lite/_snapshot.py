@@ -38,7 +38,7 @@ import pickle
 import platform
 import time
 
-from . import _core
+from . import _core, _made_here
 from ._history import NO_ROOM, Memo, check_content, proof_of, signature, stream_hasher
 from ._capture import capture, default_namespace
 from ._groups import find_groups, is_notebook_def
@@ -612,4 +612,5 @@ def snapshot(namespace=None, names=None, progress=None, history=None, manifest=N
             chunks.append(part[1])
     snap = stream.snapshot
     snap.data = b"".join(chunks)  # out-of-band buffers are copied here, once
+    _made_here.remember(snap.data)  # load_snapshot takes these bytes as this process's own
     return snap

@@ -532,24 +532,35 @@ class Judgement:
         "danger", "why", "written": [...], "records": [...], "names": [...], "bindings":
         [...]}], the dangerous first (runs code, unknown, not data, builds code)."""
         rows = {}
+        seen = {}  # target -> (written, records, names) already in its row: sets, so that a
+        # checkpoint of many records importing the same globals stays linear
         names_of = {r.get("index"): list(r.get("names") or [])
                     for r in self.info.get("records") or []}
 
         def row(judged):
-            r = rows.setdefault(judged["target"], {
-                "target": judged["target"], "danger": None, "why": None, "written": [],
-                "records": [], "names": [], "bindings": []})
+            r = rows.get(judged["target"])
+            if r is None:
+                r = rows[judged["target"]] = {
+                    "target": judged["target"], "danger": None, "why": None, "written": [],
+                    "records": [], "names": [], "bindings": []}
+                seen[judged["target"]] = (set(), set(), set())
             if _ORDER[judged["danger"]] < _ORDER[r["danger"]]:
                 r["danger"], r["why"] = judged["danger"], judged["why"]
             return r
         for index, imports in self.records.items():
             for i in imports:
                 r = row(i)
-                if i["written"] not in r["written"]:
+                written, records, names = seen[i["target"]]
+                if i["written"] not in written:
+                    written.add(i["written"])
                     r["written"].append(i["written"])
-                if index not in r["records"]:
+                if index not in records:
+                    records.add(index)
                     r["records"].append(index)
-                    r["names"] += [n for n in names_of.get(index, []) if n not in r["names"]]
+                    for n in names_of.get(index, []):
+                        if n not in names:
+                            names.add(n)
+                            r["names"].append(n)
         for b in self.bindings:
             row(b)["bindings"].append(b["name"])
         return sorted(rows.values(), key=lambda r: (_ORDER[r["danger"]], str(r["target"])))

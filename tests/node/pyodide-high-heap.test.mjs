@@ -67,7 +67,7 @@ snap = await el.checkpoint("high", names=NAMES)`);
 
   await t.test('bytes handed over from JS (a Uint8Array) are copied into high memory whole', async () => {
     high.globals.set('from_js', (await store.get('high')).bytes);
-    const out = await pyJson(high, `[el.inspect(from_js)["ok"], el.load_snapshot(from_js, namespace=(b4 := {})).ok, check(b4)]`);
+    const out = await pyJson(high, `[el.inspect(from_js)["ok"], el.load_snapshot(from_js, namespace=(b4 := {}), foreign=False).ok, check(b4)]`);
     assert.deepEqual(out, [true, true, WHOLE]);
   });
 

@@ -83,7 +83,7 @@ x = 1
     for name, key in (("c", "restored_byte"), ("b", "b_byte")):
         entry = await store.get(name)
         fresh = {"__name__": "__main__"}
-        elastic_lite.load_snapshot(entry["bytes"], fresh)
+        elastic_lite.load_snapshot(entry["bytes"], fresh, foreign=False)  # this store's own entry
         out[key] = fresh["big"].data[4 << 20]
         out[name + "_x"] = fresh["x"]
     return out

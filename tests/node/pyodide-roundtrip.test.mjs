@@ -187,7 +187,7 @@ _snap.data
   await t.test('restore in a new interpreter: equal, identical where identity matters', async () => {
     const B = await freshPyodide();
     B.globals.set('_data', data);
-    const rep = await pyJson(B, `(__import__("elastic_lite").load_snapshot(_data.to_py())).to_dict()`);
+    const rep = await pyJson(B, `(__import__("elastic_lite").load_snapshot(_data.to_py(), trust=True)).to_dict()`);
     assert.deepEqual(rep.failed, []);
     assert.ok(rep.modules.every((m) => m.ok), JSON.stringify(rep.modules));
     assert.deepEqual(rep.skipped.map((s) => s.name).sort(), ['fr', 'gen']);
@@ -201,8 +201,9 @@ _snap.data
     bad[rec.payload_offset + Math.floor(rec.length / 2)] ^= 0x5a;
     const C = await freshPyodide();
     C.globals.set('_data', bad);
-    // The JS Uint8Array itself (a JsProxy) is accepted too.
-    const rep = await pyJson(C, `__import__("elastic_lite").load_snapshot(_data).to_dict()`);
+    // The JS Uint8Array itself (a JsProxy) is accepted too. Bytes another interpreter made
+    // are foreign: the person says they are theirs (trust=True); damage still stays damage.
+    const rep = await pyJson(C, `__import__("elastic_lite").load_snapshot(_data, trust=True).to_dict()`);
     assert.deepEqual(rep.failed.map((f) => f.names), [rec.names]);
     assert.match(rep.failed[0].reason, /damaged/);
     const expected = snap.groups.flatMap((g) => g.names).filter((n) => !rec.names.includes(n));

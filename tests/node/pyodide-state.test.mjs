@@ -101,7 +101,7 @@ test('PickleBuffer payloads and slotted classes: checkpoint in one Pyodide, rest
   await t.test('a new interpreter restores the bytes, the aliasing and the slots', async () => {
     const B = await freshPyodide();
     B.globals.set('_data', data);
-    const rep = await pyJson(B, '__import__("elastic_lite").load_snapshot(_data.to_py()).to_dict()');
+    const rep = await pyJson(B, '__import__("elastic_lite").load_snapshot(_data.to_py(), trust=True).to_dict()');
     assert.deepEqual(rep.failed, []);
     assert.deepEqual(rep.warnings, []);
     const after = await pyJson(B, '{"crc": [big.crc(), mid.crc(), tiny.crc()], "layouts": layouts()}');
@@ -128,7 +128,7 @@ assert List[int] == typing.List[int] and Optional is typing.Optional
 test('a format 1.0 checkpoint (written before 2.0 existed) restores in a fresh Pyodide', async () => {
   const B = await freshPyodide();
   B.globals.set('_data', new Uint8Array(readFileSync(FIXTURE_1_0)));
-  const rep = await pyJson(B, '__import__("elastic_lite").load_snapshot(_data.to_py()).to_dict()');
+  const rep = await pyJson(B, '__import__("elastic_lite").load_snapshot(_data.to_py(), trust=True).to_dict()');
   assert.equal(rep.ok, true, JSON.stringify(rep.failed));
   assert.deepEqual(rep.skipped.map((s) => s.name), ['gen']);
   await py(B, String.raw`

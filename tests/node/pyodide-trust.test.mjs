@@ -42,7 +42,8 @@ async function restore(id, mode) {
   const call = {
     foreign: 'await host.restore(data=item["data"], namespace=ns)',
     'data-only': 'await host.restore(data=item["data"], namespace=ns, data_only=True)',
-    own: 'el.load_snapshot(item["data"], ns).to_dict()',
+    raw: 'el.load_snapshot(item["data"], ns).to_dict()',
+    own: 'el.load_snapshot(item["data"], ns, foreign=False).to_dict()',
     trusted: 'await host.restore(data=item["data"], namespace=ns, trust=True)',
   }[mode];
   await py(pyodide, `
@@ -94,7 +95,15 @@ test('data-only loads the benign record alone', async () => {
   }
 });
 
-test('the caller\'s own bytes: every trick refused but the function body, which runs', async () => {
+test('bytes snapshot() did not make, given to load_snapshot: nothing loads, nothing runs', async () => {
+  // (the function body's bytes were made by snapshot() in this interpreter: they are its own)
+  for (const item of items.filter((i) => i.id !== 'function-body')) {
+    const r = await restore(item.id, 'raw');
+    assert.deepEqual({ ...r, id: item.id }, { id: item.id, restored: [], codes: ['foreign'], sentinels: [], host: [] });
+  }
+});
+
+test('vouched for as the person\'s own (a signed store entry): every trick refused but the function body, which runs', async () => {
   for (const item of items) {
     const r = await restore(item.id, 'own');
     if (item.id === 'function-body') {

@@ -2,7 +2,8 @@
 
 `restore_elsewhere(data, checks)` starts `python` (the interpreter running pytest), hands it
 the checkpoint bytes on stdin, restores them into a fresh `__main__` module (as a kernel's
-user namespace is), then runs `checks` there. `restore_report` (the restore report as a dict) is bound
+user namespace is) with `trust=True` (bytes another process made are foreign: a person
+restoring their own file says so), then runs `checks` there. `restore_report` (the restore report as a dict) is bound
 for the checks. Whatever the checks print comes back; an assertion failure (or any error)
 in the child fails the calling test with the child's traceback. No temporary files.
 """
@@ -21,7 +22,7 @@ _data = sys.stdin.buffer.read()
 _main = types.ModuleType("__main__")
 sys.modules["__main__"] = _main
 _ns = _main.__dict__
-_report = _el.load_snapshot(_data, _ns)
+_report = _el.load_snapshot(_data, _ns, trust=True)  # the person's own file: they say so
 _ns["restore_report"] = _report.to_dict()
 exec(compile(sys.argv[2], "<checks>", "exec"), _ns)
 """

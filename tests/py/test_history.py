@@ -37,7 +37,7 @@ class Session:
         """A new namespace restored from checkpoint `name` (default: the last)."""
         entry = asyncio.run(self.store.get(name or f"c{self.count}"))
         ns = {"__name__": "__main__"}
-        report = el.load_snapshot(entry["bytes"], ns)
+        report = el.load_snapshot(entry["bytes"], ns, foreign=False)  # this store's own entry
         assert report.ok, report.to_dict()
         return ns
 
@@ -183,7 +183,7 @@ def test_restore_into_the_namespace_makes_the_next_checkpoint_whole():
     s.checkpoint()
     s.checkpoint()
     entry = asyncio.run(s.store.get("c1"))
-    el.load_snapshot(entry["bytes"], s.ns)
+    el.load_snapshot(entry["bytes"], s.ns, foreign=False)  # this store's own entry
     assert written(s.checkpoint()) == ["big", "x"]
 
 

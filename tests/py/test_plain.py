@@ -188,7 +188,8 @@ def test_change_detection_with_pools():
     assert sorted(written(after)) == sorted(pool.names)
     assert "v39" in reused(after) and "big" in reused(after) and "pts" in reused(after)
     out = fresh()
-    assert el.load_snapshot(asyncio.run(store.get("c3"))["bytes"], out).ok
+    entry = asyncio.run(store.get("c3"))
+    assert el.load_snapshot(entry["bytes"], out, foreign=False).ok  # this store's own entry
     assert out["v3"]["i"] == -3 and out["v39"] == ns["v39"]
 
 

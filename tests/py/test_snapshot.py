@@ -144,7 +144,8 @@ def test_truncated_checkpoint_restores_what_is_whole(nb):
     ns = nb("a = list(range(100))\nb = 'x' * 100000")
     snap = el.snapshot(ns)
     out = fresh()
-    rep = el.load_snapshot(snap.data[: len(snap.data) // 2], out)
+    # cut bytes are not snapshot()'s any more: the person says they are theirs
+    rep = el.load_snapshot(snap.data[: len(snap.data) // 2], out, trust=True)
     assert rep.restored == ["a"] and out["a"] == list(range(100))
     assert rep.failed_names == ["b"] and "truncated" in rep.failed[0]["reason"]
     assert any("truncated" in w for w in rep.warnings)

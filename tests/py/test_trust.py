@@ -70,7 +70,7 @@ def test_the_core_lists_the_attack_and_the_deny_list_names_it():
 def test_a_record_calling_system_is_refused_and_the_others_restore(spy, payload, call):
     data = crafted([(["evil"], "pickle", payload)])
     out = {"__name__": "__main__"}
-    rep = el.load_snapshot(data, out)
+    rep = el.load_snapshot(data, out, foreign=False)  # as a store entry this store signed
     assert spy == []                                  # nothing ran
     assert "evil" not in out and rep.restored and set(rep.restored) == {"kept", "f"}
     assert out["kept"] == {"a": [1, 2]} and out["f"](1) == 2 and out["math"].sqrt(4) == 2
@@ -91,7 +91,7 @@ def test_builtins_eval_and_js_are_refused_too():
     evil_eval = b"\x80\x02cbuiltins\neval\nX\x05\x00\x00\x001+1+1\x85R\x85."
     evil_js = b"\x80\x02cjs\neval\nX\x01\x00\x00\x001\x85R\x85."
     rep = el.load_snapshot(crafted([(["e"], "pickle", evil_eval), (["j"], "pickle", evil_js)]),
-                           {"__name__": "__main__"})
+                           {"__name__": "__main__"}, foreign=False)  # the lists alone
     reasons = {tuple(f["names"]): f["reason"] for f in rep.failed}
     assert reasons[("e",)].startswith("would call builtins.eval")
     assert reasons[("j",)].startswith("would call js.eval")
