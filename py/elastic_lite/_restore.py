@@ -34,6 +34,7 @@ import builtins
 import gc
 import importlib
 import json
+import sys
 import time
 
 from . import _core, _history, _jsbytes, _made_here, _rebuild, _trust
@@ -202,6 +203,7 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
         return report
     _import_modules(report, judgement, ns)
 
+    made_by = _minor_version(info.get("python"))
     by_name = {}
     for rec in data_records:
         for name in rec.get("names") or []:
@@ -221,6 +223,8 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
                                 code="structure")
         names = rec.get("names") or []
         bad = record_problem(rec, judgement=judgement)  # damaged, or refused by the mode
+        if bad is None:
+            bad = _other_python(rec, made_by, names)
         if bad is not None:
             err = _RecordFailed(None, problem=bad)
             state[idx] = err
@@ -285,10 +289,79 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
         if gc_was_enabled:
             gc.enable()
     report.warnings.extend(ctx.warnings)
+    lost = _lost_variables(info, report.manifest, data_records)
+    if lost is not None:
+        report.failed.append(dict(lost, reason=lost["message"]))
     report.restored = [n for rec in data_records if state.get(rec["index"]) == "done"
                        for n in rec.get("names") or []]
     report.ms = (time.perf_counter() - t0) * 1000.0
     return report
+
+
+# --- what a checkpoint cannot bring back here ------------------------------------------------
+
+def _lost_variables(info, manifest, data_records):
+    """The `damaged` problem of a container that is not whole (no valid footer or index: the
+    core found its records by scanning), naming the variables that are lost, or None.
+    Without it a file cut short at a record boundary restored "ok" with part of the notebook
+    missing. The manifest (written last) names every variable; when it is lost too, which
+    variables are gone cannot be known and the problem says so."""
+    err = info.get("error") or {}
+    if info.get("ok") or not err:
+        return None
+    found = {n for rec in data_records for n in rec.get("names") or []}
+    at = _describe_error(err)
+    if isinstance(manifest, dict) and isinstance(manifest.get("groups"), list):
+        lost = [n for g in manifest["groups"] if isinstance(g, dict)
+                for n in g.get("names") or [] if n not in found]
+        if not lost:
+            return None  # only the index or footer is damaged: every record was found
+        return _problem("damaged", f"not in the file, which is not whole ({at}): restore an "
+                        "intact copy of it, or take a new checkpoint", names=lost,
+                        code=err.get("code"), offset=err.get("offset"))
+    return _problem("damaged", f"the file is not whole ({at}): what was saved after that point "
+                    "is lost, with the list of variables, module imports and skipped ones; "
+                    "only the records before it were restored. Restore an intact copy of the "
+                    "file, or take a new checkpoint", code=err.get("code"),
+                    offset=err.get("offset"))
+
+
+# Globals that rebuild a function from bytecode. CPython runs bytecode without checking it,
+# and bytecode changes with every minor version: a function of another Python crashes the
+# interpreter when called (a checkpoint of host CPython 3.11 in Pyodide's 3.14 did).
+_BYTECODE = {("elastic_lite._rebuild", "make_function"), ("types", "CodeType"),
+             ("types", "FunctionType")}
+_BYTECODE_IN = {"cloudpickle": ("_make_function",), "dill": ("_create_code", "_create_function")}
+
+
+def _minor_version(text):
+    """(major, minor) of a header's "python" field ("3.11.7"), or None when it says less."""
+    parts = str(text or "").split(".")
+    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def _other_python(rec, made_by, names):
+    """A `needs` problem for a record that rebuilds functions (or classes with methods) from
+    the bytecode of another Python minor version than this one, else None."""
+    here = sys.version_info[:2]
+    if made_by is None or made_by == here:
+        return None
+    for g in rec.get("globals") or ():
+        module, name = (list(g) + [None, None])[:2]
+        if not isinstance(module, str):
+            continue
+        package = module.split(".", 1)[0]
+        if (module, name) in _BYTECODE or name in _BYTECODE_IN.get(package, ()):
+            return _problem(
+                "needs", f"it holds functions or classes compiled by Python "
+                f"{made_by[0]}.{made_by[1]}, and this is Python {here[0]}.{here[1]}: bytecode "
+                "of another Python version would crash the interpreter when it runs. Restore "
+                f"it in Python {made_by[0]}.{made_by[1]}, or re-run the cells that define "
+                "them here", names, rec.get("index"), code="needs-python",
+                offset=rec.get("offset"))
+    return None
 
 
 # --- trust: provenance, modes, module bindings (see _trust.py) ------------------------------
