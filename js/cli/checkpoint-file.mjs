@@ -5,7 +5,7 @@
 //     slash or ends in .elc (an imported "x.elc" stays reachable by name), and a file only
 //     when the store has no such name (./x.elc then reaches the file of the same name);
 //   - neither: exit 3, naming both places looked at.
-// Nothing is validated here: the host API does that, once.
+// Nothing is validated here: the host API does that, once (verify: the C core, integrity.mjs).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT } from './errors.mjs';
@@ -38,7 +38,7 @@ export function hostArgs(src) {
   return src.kind === 'store' ? { kwargs: { name: src.name }, data: null } : { kwargs: {}, data: src.bytes };
 }
 
-/** verify's and inspect's common part: the one checkpoint argument, host.inspect on it. */
+/** inspect's part: the one checkpoint argument, host.inspect on it (in Pyodide). */
 export async function inspectArgument(ctx, command) {
   if (ctx.positionals.length !== 1) throw new CliError(`${command} needs one checkpoint NAME or FILE.`, EXIT.USAGE);
   const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));

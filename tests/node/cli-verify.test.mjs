@@ -1,14 +1,16 @@
 // verify / inspect / import / export of the real CLI on real containers written by the C core
 // (js/core.mjs), including damaged ones: a flipped byte, a truncated file, an empty file, a
 // file that is not a checkpoint, a checkpoint of a newer format major version. The records
-// hold small hand-made pickle streams; the CLI judges them through elastic_lite.host in a
-// fresh Pyodide (nothing is unpickled).
+// hold small hand-made pickle streams; verify checks them with the C core alone, inspect and
+// import through elastic_lite.host in a fresh Pyodide (nothing is unpickled). That the two
+// say the same of the same damage: cli-verify-parity.test.mjs.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { loadCore } from '../../js/core.mjs';
 import { runCli, tempWorkdir, oneLineError, messageLines } from './cli-helpers.mjs';
+import { newerMajor } from './cli-verify-damage.mjs';
 
 let core;
 let good; // container bytes: record 0 = x (pickle), record 1 = y, z (cloudpickle, imports builtins.len)
@@ -114,25 +116,12 @@ test('export, flip one byte, verify exits 1 naming record and offset; import ref
   assert.equal(doc.problem.line, line.replace(/^elastic-lite: /, ''));
 });
 
-/** The same container claiming format major 3 (header and footer, checksums recomputed). */
-function newerMajor(bytes) {
-  const b = bytes.slice();
-  const dv = new DataView(b.buffer);
-  const hlen = dv.getUint32(12, true);
-  dv.setUint16(8, 3, true);
-  dv.setUint32(hlen - 4, core.crc32c(b.subarray(0, hlen - 4)), true);
-  const f = b.length - 32;
-  dv.setUint16(f + 24, 3, true);
-  dv.setUint32(f + 28, core.crc32c(b.subarray(f, f + 28)), true);
-  return b;
-}
-
 test('bad files: truncated, empty, not a checkpoint, newer format: one clear line each, exit 1, no stack', async () => {
   const cwd = await workdirWith({
     'truncated.elc': good.subarray(0, Math.floor(good.length / 2)),
     'empty.elc': new Uint8Array(0),
     'notes.txt': new TextEncoder().encode('This is a text file, not a checkpoint.\n'.repeat(4)),
-    'newer.elc': newerMajor(good),
+    'newer.elc': newerMajor(core, good),
   });
   const expect = {
     'truncated.elc': /truncated/,

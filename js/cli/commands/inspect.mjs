@@ -19,8 +19,10 @@ export default {
     const { src, report } = await inspectArgument(ctx, 'inspect');
     const damaged = problemsOf(report, 'damaged');
     const refused = problemsOf(report, 'refused');
-    const line = damaged.length ? problemLine(src.label, damaged[0]) : null;
-    ctx.emit({ source: src.label, report, problem: damaged[0] ? { ...damaged[0], line } : null });
+    // damage first; a checkpoint the store could not even give back is a problem too
+    const first = damaged[0] ?? (report.ok ? null : problemsOf(report, 'failed')[0]) ?? null;
+    const line = first ? problemLine(src.label, first) : null;
+    ctx.emit({ source: src.label, report, problem: first ? { ...first, line } : null });
     const records = report.records ?? [];
     const h = report.header ?? {};
     if (line && records.length === 0 && h.format_version == null) {

@@ -1,19 +1,26 @@
-// `elastic-lite verify NAME|FILE`: is the checkpoint whole? elastic_lite.host.inspect checks
-// the container (header, every record's checksums, index, footer) and walks every pickle
-// stream with the C validator, without unpickling anything. Exit 0 when whole; exit 1 with
-// the first problem in file order (its record, variables and byte offset).
+// `elastic-lite verify NAME|FILE`: is the checkpoint whole? The C core checks the container
+// (header, every record's checksums, buffer tables, index, footer) and walks every pickle
+// stream with its validator, without unpickling anything and without starting Python
+// (integrity.mjs): a fraction of a second where `inspect`, which also judges what restoring
+// would import, starts Pyodide. Exit 0 when whole; exit 1 with the first problem in file
+// order (its record, variables and byte offset), in the words `inspect` and `import` use.
 import { CliError, EXIT } from '../errors.mjs';
 import { fmtBytes, problemLine, problemsOf } from '../../shared/report.mjs';
-import { inspectArgument } from '../checkpoint-file.mjs';
+import { resolveCheckpoint } from '../checkpoint-file.mjs';
+import { checkIntegrity, storeProblem } from '../integrity.mjs';
+import { timed } from '../progress.mjs';
 
 export default {
   summary: 'check that a checkpoint is whole (checksums, structure, pickle streams)',
   usage: 'verify NAME|FILE',
   description: 'Exit status 0 when the checkpoint is whole; 1 with the record and byte offset of the first problem.\n' +
-    'NAME is a checkpoint in the store; FILE a file (write ./NAME for a file that has a stored name).',
+    'NAME is a checkpoint in the store; FILE a file (write ./NAME for a file that has a stored name).\n' +
+    'Integrity only, without starting Python: what restoring would import, and what it would refuse, is shown by inspect.',
   options: {},
   async run(ctx) {
-    const { src, report } = await inspectArgument(ctx, 'verify');
+    if (ctx.positionals.length !== 1) throw new CliError('verify needs one checkpoint NAME or FILE.', EXIT.USAGE);
+    const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
+    const report = await timed({}, 'validate', 'validating (checksums, pickle streams)', () => check(ctx, src));
     const first = problemsOf(report, 'damaged')[0] ?? (report.ok ? null : report.problems[0]);
     ctx.emit({ ok: report.ok, source: src.label, problem: first && { ...first, line: problemLine(src.label, first) }, report });
     if (first) {
@@ -26,3 +33,16 @@ export default {
     return EXIT.OK;
   },
 };
+
+/** The integrity report of a resolved checkpoint: a file's bytes, or the store's entry. */
+async function check(ctx, src) {
+  if (src.kind === 'file') return checkIntegrity(src.bytes);
+  let entry;
+  try {
+    entry = await ctx.store().get(src.name);
+  } catch (err) {
+    return { op: 'verify', ok: false, name: src.name, source: 'store', problems: [storeProblem(src.name, err)], records: [] };
+  }
+  if (!entry) throw new CliError(`no checkpoint named "${src.name}" in ${ctx.storeDir} (see: elastic-lite ls).`, EXIT.NOT_FOUND);
+  return checkIntegrity(entry.bytes, { name: src.name, source: 'store', meta: entry.meta });
+}

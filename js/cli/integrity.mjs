@@ -1,0 +1,133 @@
+// `verify`'s check: is a checkpoint whole? Done by the C core alone (js/core.mjs, WebAssembly),
+// without starting Python: the pull reader walks header, records, buffer tables, index and
+// footer, checks every CRC and walks every pickle stream with the validator (nothing is
+// unpickled); out-of-band buffers are checked with node:zlib's CRC-32 where they lie.
+//
+// Integrity only. What a checkpoint would import, and whether restore would refuse a record,
+// is the trust judgement of elastic_lite (Python): `inspect` shows it, `verify` does not.
+//
+// The problems are the ones elastic_lite.host.inspect reports for the same bytes, built the
+// same way from the same core report (py/elastic_lite/_report.py: describe_error,
+// record_problem, inspection_problems; host.py: the empty file and store failures), so that
+// verify and inspect print the same line for the same damage; tests/node/cli-verify-parity
+// runs both on the same damaged files and compares them.
+import zlib from 'node:zlib';
+import { CliError, EXIT } from './errors.mjs';
+
+/** host._EMPTY: 0 bytes are not given to the core (it would say "only 0 bytes"). */
+export const EMPTY = 'empty (0 bytes): not an Elastic Lite checkpoint';
+
+/** Host error codes of a store failure that mean "no space left" (host._QUOTA_CODES). */
+const QUOTA_CODES = ['quota', 'QuotaExceededError', 'ENOSPC', 'EDQUOT'];
+
+let corePromise = null;
+
+/** The C core, loaded once per process. */
+export function core() {
+  corePromise ??= import('../core.mjs')
+    .then(({ loadCore }) => loadCore())
+    .catch((err) => {
+      corePromise = null;
+      throw new CliError(`cannot load the C core (${err.message}); run: npm run build`, EXIT.ENV);
+    });
+  return corePromise;
+}
+
+/** One problem of a host report (_report.problem), damage found by the core. */
+function problem(kind, message, { names = [], record = null, code = null, offset = null } = {}) {
+  return { kind, names: names.map(String), record, message: String(message), code, calls: [], offset };
+}
+
+/** The core's error object as one phrase: its message and, when known, the byte offset. */
+export function describeError(err) {
+  if (!err) return 'damaged';
+  let msg = err.message || 'damaged';
+  if (err.offset != null) msg += ` (byte offset ${err.offset})`;
+  return msg;
+}
+
+/** The damage of one inspected record, or null when it is whole (_report.record_problem). */
+function recordProblem(rec) {
+  if (rec.ok) return null;
+  const err = rec.error ?? {};
+  return problem('damaged', `record ${rec.index} is damaged: ${describeError(err)}`, {
+    names: rec.names ?? [], record: rec.index ?? null, code: err.code ?? null,
+    offset: 'offset' in err ? err.offset : (rec.offset ?? null),
+  });
+}
+
+/**
+ * Every damage of a core inspection report, in file order: each damaged record, and the
+ * container's own error (header, index, footer) when no record names it
+ * (_report.inspection_problems without the trust judgement).
+ */
+export function damageProblems(info) {
+  const found = (info.records ?? []).map(recordProblem).filter(Boolean);
+  const err = info.error;
+  if (err && !found.length) {
+    found.push(problem('damaged', describeError(err), { record: err.record ?? null, code: err.code ?? null, offset: err.offset ?? null }));
+  }
+  const at = (p) => (Number.isInteger(p.offset) ? p.offset : Infinity);
+  return found.sort((a, b) => at(a) - at(b)); // stable, like Python's sorted()
+}
+
+/**
+ * A store that could not give the checkpoint's bytes, as host._store_failure words it: the
+ * message of elastic_lite's store wrapper ("the checkpoint store failed to read 'NAME': ...").
+ */
+export function storeProblem(name, err) {
+  const code = typeof err?.code === 'string' ? err.code : err?.name;
+  const msg = err?.message || String(err);
+  return problem('failed', `the checkpoint store failed to read ${pyRepr(name)}: ${msg}`,
+    { code: QUOTA_CODES.includes(code) ? 'quota' : 'store' });
+}
+
+/**
+ * The integrity report of checkpoint bytes: the fields of host.inspect's report that do not
+ * need Python (op "verify"; no `trust`, and records without `imports`), problems = damage only.
+ */
+export async function checkIntegrity(bytes, { name = null, source = 'data', meta = null } = {}) {
+  const t0 = performance.now();
+  const report = { op: 'verify', ok: false, problems: [], warnings: [], timings: {}, name, source,
+    size: bytes.byteLength, whole: false, header: {}, records: [], meta };
+  if (bytes.byteLength === 0) {
+    report.problems.push(problem('damaged', EMPTY, { code: 'empty' }));
+    return report;
+  }
+  // zlib.crc32 (Node >= 20.15) checks buffers where they lie; without it the core does, in chunks
+  const crc32 = typeof zlib.crc32 === 'function' ? zlib.crc32 : undefined;
+  const info = (await core()).read(bytes, { validate: true, crc32 });
+  report.whole = report.ok = !!info.ok;
+  report.header = Object.fromEntries(['format_version', 'format_minor', 'producer', 'python', 'created_ms', 'size']
+    .map((k) => [k, info[k] ?? null]));
+  report.records = (info.records ?? []).map((r) => ({
+    index: r.index, kind: r.kind, names: r.names, serializer: r.serializer, offset: r.offset, length: r.length,
+    ok: r.ok, error: r.error, globals: r.globals, crc: r.crc32 || r.crc32c, // format 2 | format 1
+    buffers: (r.buffers ?? []).length,
+  }));
+  report.problems = damageProblems(info);
+  report.timings.total_ms = performance.now() - t0;
+  return report;
+}
+
+/**
+ * Python's repr() of a string, which the store failure's message quotes the name with: single
+ * quotes unless the name holds one and no double quote; a backslash before that quote and
+ * before backslashes; \xNN, \uNNNN or \UNNNNNNNN for what Python does not print (control,
+ * format, separator characters other than the space).
+ */
+export function pyRepr(s) {
+  const text = String(s);
+  const q = text.includes("'") && !text.includes('"') ? '"' : "'";
+  const hex = (c, n) => c.toString(16).padStart(n, '0');
+  const named = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', [q]: `\\${q}` };
+  let out = '';
+  for (const ch of text) {
+    const c = ch.codePointAt(0);
+    if (named[ch]) out += named[ch];
+    else if (ch !== ' ' && /[\p{C}\p{Z}]/u.test(ch)) {
+      out += c < 0x100 ? `\\x${hex(c, 2)}` : c < 0x10000 ? `\\u${hex(c, 4)}` : `\\U${hex(c, 8)}`;
+    } else out += ch;
+  }
+  return `${q}${out}${q}`;
+}
