@@ -35,6 +35,7 @@ Protocol 5 everywhere (the C core validates protocols 0-5).
 """
 
 import copyreg
+import functools
 import io
 import pickle
 import re
@@ -100,6 +101,26 @@ def _rlock_reduce(lock):
 def _lru_reduce(obj):
     params = obj.cache_parameters()
     return (_rebuild.make_lru_cache, (obj.__wrapped__, params["maxsize"], params["typed"]))
+
+
+_SINGLEDISPATCH_CODE = functools.singledispatch(lambda arg: None).__code__
+
+
+def _is_notebook_singledispatch(obj, namespace):
+    """`@functools.singledispatch` on a notebook function: the wrapper (functools' code,
+    functools' globals) keeps a WeakKeyDictionary in its closure, so cloudpickle refuses it
+    and dill copies functools' module globals, in a stream restore then refuses (it calls
+    builtins.setattr)."""
+    return getattr(obj, "__code__", None) is _SINGLEDISPATCH_CODE and type(
+        getattr(obj, "__wrapped__", None)) is types.FunctionType and \
+        obj.__wrapped__.__globals__ is namespace
+
+
+def _singledispatch_reduce(obj):
+    """Saved as what made it: the function and its registrations (not `object`'s, which
+    is the function itself)."""
+    impls = [(cls, impl) for cls, impl in obj.registry.items() if cls is not object]
+    return (_rebuild.make_singledispatch, (obj.__wrapped__, impls))
 
 
 def _is_notebook_lru(obj, namespace):
@@ -284,6 +305,8 @@ class _Policy:
         if action is _FUNCTION:
             if obj.__globals__ is self._el_namespace:
                 return _function_reduce(obj)
+            if _is_notebook_singledispatch(obj, self._el_namespace):
+                return _singledispatch_reduce(obj)
             return self._el_function(obj)
         if action is _LRU and _is_notebook_lru(obj, self._el_namespace):
             return _lru_reduce(obj)

@@ -2,9 +2,9 @@
 
 Every pickle Elastic Lite writes may contain GLOBAL references to the functions below
 (`elastic_lite._rebuild.make_function`, `...function_setstate`, `...ref`, `...make_class`,
-`...array_view`, `...make_lru_cache`, `...make_rlock`). They are the only code of ours that
-unpickling runs, so they are kept small, stable and free of side effects beyond what
-restore needs. Renaming any of them breaks old checkpoints.
+`...array_view`, `...make_lru_cache`, `...make_singledispatch`, `...make_rlock`). They are
+the only code of ours that unpickling runs, so they are kept small, stable and free of side
+effects beyond what restore needs. Renaming any of them breaks old checkpoints.
 
 Two ideas live here:
 - Notebook functions are rebuilt with the LIVE namespace as their globals (the dict the
@@ -141,6 +141,15 @@ def array_view(owner, offset, shape, strides, dtype, writeable):
 def make_lru_cache(func, maxsize, typed):
     """A notebook function wrapped by functools.lru_cache/cache (its cache starts empty)."""
     return functools.lru_cache(maxsize=maxsize, typed=typed)(func)
+
+
+def make_singledispatch(func, impls):
+    """A notebook function wrapped by functools.singledispatch, with its registrations
+    [(class, implementation)] (its dispatch cache starts empty)."""
+    wrapper = functools.singledispatch(func)
+    for cls, impl in impls:
+        wrapper.register(cls, impl)
+    return wrapper
 
 
 def make_rlock(count):
