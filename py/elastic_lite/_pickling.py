@@ -233,7 +233,47 @@ def _mark_arrays(value, ndarray, marks, depth=6, budget=None):
             _mark_arrays(item, ndarray, marks, depth - 1, budget)
 
 
-_PLAIN, _CLASS, _FUNCTION, _LRU, _ARRAY, _NO_VIEWS = range(6)
+def _byte_offset(view, owner):
+    """Where the contiguous byte view `view` starts in the bytearray/bytes `owner`, or None
+    when that cannot be known without copying: Python exposes no buffer address, ctypes does
+    for writable memory only (a read-only view is then saved as a copy: nothing can write
+    through it anyway)."""
+    if view.nbytes == len(owner):
+        return 0  # a contiguous view as long as its owner starts where it does
+    if view.readonly or type(owner) is not bytearray or not view.nbytes:
+        return None
+    try:
+        import ctypes
+        start = ctypes.addressof(ctypes.c_char.from_buffer(view)) - \
+            ctypes.addressof(ctypes.c_char.from_buffer(owner))
+    except (ImportError, TypeError, ValueError):
+        return None
+    return start if 0 <= start <= len(owner) - view.nbytes else None
+
+
+def _same(value):
+    return value
+
+
+def _memoryview_reduce(view, out_of_band=_same):
+    """cloudpickle saves a memoryview as bytes: its type was lost, and its tie to the
+    bytearray it views (writes no longer went through). A contiguous view of a bytearray or
+    bytes is saved as (owner, start, stop): the owner is the same object as the variable
+    holding it, in the same record (`out_of_band`: the stand-in the snapshot gave a large
+    one). Any other view is saved as a memoryview of a copy, with its format and shape."""
+    readonly = view.readonly
+    if not view.c_contiguous:
+        view = memoryview(view.tobytes()).cast(view.format, view.shape)
+    owner = view.obj
+    start = _byte_offset(view, owner) if type(owner) in (bytes, bytearray) else None
+    if start is None:
+        owner, start = view.tobytes(), 0
+    shape = None if view.format == "B" and view.ndim == 1 else list(view.shape)
+    return (_rebuild.memoryview_of, (out_of_band(owner), start, start + view.nbytes, readonly,
+                                     view.format, shape))
+
+
+_PLAIN, _CLASS, _FUNCTION, _LRU, _ARRAY, _NO_VIEWS, _MEMORYVIEW = range(7)
 _NO_VIEW_PACKAGES = ("pandas",)
 
 
@@ -248,6 +288,8 @@ def _action(t, ndarray):
         return _FUNCTION
     if t is LRU_WRAPPER:
         return _LRU
+    if t is memoryview:
+        return _MEMORYVIEW
     if ndarray is not None:
         if t is ndarray:
             return _ARRAY
@@ -268,6 +310,9 @@ class _Policy:
         self._el_ndarray = numpy_ndarray()
         self._el_no_views = set()  # ids of arrays pickled as copies (inside pandas objects)
         self._el_actions = {}
+        # the group's stand-in for a large bytes/bytearray (its buffer out of band), set by
+        # the snapshot per group: a memoryview's owner must be the very object its variable is
+        self.el_out_of_band = _same
 
     def begin_group(self, refs):
         """Ready for the next record: empty memo, the refs of that group."""
@@ -286,6 +331,8 @@ class _Policy:
             action = self._el_actions[t] = _action(t, self._el_ndarray)
         if action is _PLAIN:
             return NotImplemented
+        if action is _MEMORYVIEW:
+            return _memoryview_reduce(obj, self.el_out_of_band)
         if action is _ARRAY:
             rv = None if id(obj) in self._el_no_views else \
                 _array_view_reduce(obj, self._el_ndarray)

@@ -2,9 +2,9 @@
 
 Every pickle Elastic Lite writes may contain GLOBAL references to the functions below
 (`elastic_lite._rebuild.make_function`, `...function_setstate`, `...ref`, `...make_class`,
-`...array_view`, `...make_lru_cache`, `...make_singledispatch`, `...make_rlock`). They are
-the only code of ours that unpickling runs, so they are kept small, stable and free of side
-effects beyond what restore needs. Renaming any of them breaks old checkpoints.
+`...array_view`, `...memoryview_of`, `...make_lru_cache`, `...make_singledispatch`,
+`...make_rlock`). They are the only code of ours that unpickling runs, so they are kept
+small, stable and free of side effects beyond what restore needs. Renaming any of them breaks old checkpoints.
 
 Two ideas live here:
 - Notebook functions are rebuilt with the LIVE namespace as their globals (the dict the
@@ -136,6 +136,15 @@ def array_view(owner, offset, shape, strides, dtype, writeable):
     if not writeable and arr.flags.writeable:
         arr.flags.writeable = False
     return arr
+
+
+def memoryview_of(owner, start, stop, readonly, fmt="B", shape=None):
+    """A memoryview of bytes `start:stop` of `owner` (a restored bytearray or bytes), cast
+    to its format and shape: writes go through to the owner, as they did before."""
+    view = memoryview(owner)[start:stop]
+    if shape is not None or fmt != "B":
+        view = view.cast(fmt, shape) if shape is not None else view.cast(fmt)
+    return view.toreadonly() if readonly and not view.readonly else view
 
 
 def make_lru_cache(func, maxsize, typed):

@@ -247,7 +247,9 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None,
     for serializer in serializers:
         draft.begin(names, prev.buffers if prev is not None else (), room)
         try:
-            picklers.get(serializer, refs).dump(stream_values)
+            pickler = picklers.get(serializer, refs)
+            pickler.el_out_of_band = lambda v: _out_of_band(v, picklers.threshold, blobs)
+            pickler.dump(stream_values)
         except Exception as exc:  # any failure of a serializer is a reason to try the next
             picklers.failed(serializer)
             rewound += draft.size + draft.buffer_bytes
