@@ -32,10 +32,15 @@ streams, where small variables change at every cell, use the 128-bit digest.
 What is remembered (`Tracker`, one per store and namespace, i.e. per kernel and store): for
 each data record of the previous checkpoint its group's names, the record's key and length
 in the store (read back with one `get_entry` after the commit), its signature, its proof,
-the objects the proof holds, what is known of its buffers' bytes, and its report line. Before a checkpoint `prepare()` asks the
-store whether those records are still there (`has_records`, which also pins them until the
-commit: a delete meanwhile cannot free them); missing ones are forgotten. `forget()` (called
-by restore) drops everything of a namespace: the first checkpoint after a restore is whole.
+the objects the proof holds, what is known of its buffers' bytes, and its report line.
+Before a checkpoint `prepare()` asks the store whether those records are still there
+(`has_records`, which also pins them until the commit: a delete meanwhile cannot free them,
+and a record the store found damaged counts as missing, so it is written again); missing
+ones are forgotten. `forget()` (called by restore) drops everything of a namespace: the
+first checkpoint after a restore is whole.
+
+The timeline (automatic checkpoints after cells, `%autocheckpoint`, the points' names and
+labels) is at the end of this module; hosts drive it through `host.checkpoint(auto=True)`.
 """
 
 import array
@@ -97,15 +102,16 @@ def check_content(raw, previous, room):
     or None) remembers — by memcmp with its copy, else by length and CRC-32 — and what to
     remember of it now (the previous copy when equal; a new copy if it fits in `room`)."""
     n = raw.nbytes
+    same, crc = False, None
     if previous is not None and previous.shadow is not None and len(previous.shadow) == n:
         if bytearray.__eq__(previous.shadow, raw) is True:
             if not room.take(n):  # already allocated: keep it anyway, and say so
                 room.left -= n
             return True, previous
-        same, crc = False, None
-    else:
+    elif previous is not None and previous.nbytes == n and previous.crc is not None:
         crc = zlib.crc32(raw)
-        same = previous is not None and previous.nbytes == n and previous.crc == crc
+        same = crc == previous.crc
+    # the CRC-32 is computed only when needed: to compare, or when no copy is kept
     shadow = bytearray(raw) if n >= SHADOW_MIN and room.take(n) else None
     if shadow is None and crc is None:
         crc = zlib.crc32(raw)
