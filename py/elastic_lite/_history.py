@@ -351,3 +351,57 @@ def find_point(entries, count):
         if cell_of(entry.get("meta")).get("executionCount") == count:
             return entry
     return None
+
+
+# ---- which checkpoint a restore without a name brings back ----
+#
+# After a kernel restart or a page reload the first cell a person runs leaves an automatic
+# point of the new, near-empty kernel; it must not become what "Restore" (the toolbar, the
+# restore offer, a bare %restore or elastic_lite.restore()) brings back: that is the state
+# that was lost. So a restore without a name never picks one of the restoring kernel's own
+# automatic points (they are its undo history: the sidebar, %restore @N, a name), nor a
+# point that holds nothing at all; it takes the newest other checkpoint: one a person saved,
+# or the last point of the previous kernel.
+
+_OWN_POINTS = 10_000  # names remembered per namespace (the newest): far more than retention keeps
+_own = []  # [(namespace, [names of automatic points this kernel took of it])], newest last
+
+
+def took_point(name, namespace=None):
+    """Remember that this kernel took the automatic point `name` of `namespace`."""
+    ns = default_namespace() if namespace is None else namespace
+    for held, names in _own:
+        if held is ns:
+            names.append(name)
+            del names[:-_OWN_POINTS]
+            return
+    _own.append((ns, [name]))
+    del _own[:-_TRACKERS]
+
+
+def own_points(namespace=None):
+    """The names of the automatic points this kernel took of `namespace`."""
+    ns = default_namespace() if namespace is None else namespace
+    return frozenset(next((names for held, names in _own if held is ns), ()))
+
+
+def holds_nothing(meta):
+    """True for a checkpoint with no variable saved and none listed as skipped (e.g. the point
+    after `1+1` in a fresh kernel): restoring it brings nothing back."""
+    meta = meta or {}
+    return not meta.get("variables") and not meta.get("names") and not meta.get("skipped")
+
+
+def restore_choice(entries, namespace=None):
+    """The entry (of store.list(): newest first) a restore without a name brings back into
+    `namespace`: the newest that is neither one of this kernel's own automatic points nor
+    empty; failing that the newest not its own; failing that the newest; None when there is
+    none. The same rule in JS: js/shared/report.mjs restoreChoice."""
+    own = own_points(namespace)
+    others = [e for e in entries if e.get("name") not in own]
+    for entry in others:
+        if not holds_nothing(entry.get("meta")):
+            return entry
+    if others:
+        return others[0]
+    return entries[0] if entries else None

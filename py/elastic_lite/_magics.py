@@ -22,7 +22,7 @@ import datetime
 
 from . import host
 from ._report import _table, checkpoint_text, foreign_text, human_size, restore_text
-from ._history import auto_enabled, cell_of, point_label, set_auto
+from ._history import auto_enabled, cell_of, point_label, restore_choice, set_auto
 from ._store import MemoryStore, get_notebook, get_store
 
 
@@ -139,6 +139,8 @@ def checkpoints_magic(shell, line):
             rows.append([e["name"], when, point_label(m), human_size(m.get("size") or 0),
                          str(m.get("variables", "?")), str(len(m.get("skipped") or []))])
         print(_table(["name", "created", "after cell", "size", "variables", "skipped"], rows))
+        # never one of this kernel's own automatic points (after a restart: the lost state)
+        print(f"a bare %restore brings back {restore_choice(entries, shell.user_ns)['name']!r}")
 
     return _run(lambda: host.list(notebook=notebook), show)
 

@@ -894,7 +894,8 @@ async def checkpoint(name=None, namespace=None, names=None, notebook=None, progr
 
 
 async def restore(name=None, namespace=None, trust=False, replay=True, data_only=False):
-    """Load checkpoint `name` (default: the newest) into the namespace; returns the report.
+    """Load checkpoint `name` (default: the newest that is not one of this kernel's own
+    automatic points, nor empty) into the namespace; returns the report.
 
     A checkpoint the store did not sign as its own (an import, another browser's) is foreign:
     nothing of it is loaded unless `trust=True` (after looking at what it would import:
@@ -909,7 +910,8 @@ async def restore(name=None, namespace=None, trust=False, replay=True, data_only
         if not entries:
             raise StoreError("there is no checkpoint to restore yet; take one with "
                              "`await elastic_lite.checkpoint(name)` or %checkpoint")
-        name = entries[0]["name"]
+        # not one of this kernel's own automatic points (see _history.restore_choice)
+        name = _history.restore_choice(entries, namespace)["name"]
     entry = await store.get(name)
     if entry is None:
         names = [e["name"] for e in await store.list()]

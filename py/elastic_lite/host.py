@@ -167,6 +167,8 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
     except _store.StoreError as exc:
         return _store_failure(report, exc)
     report["replay"] = snap.replay
+    if auto:  # one of this kernel's own points: never what a restore without a name picks
+        _history.took_point(name, namespace)
     total = _ms(t0)
     d = snap.to_dict()
     report.update(size=snap.size, skipped=d["skipped"], modules=d["modules"],
@@ -181,8 +183,11 @@ async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, pr
 
 async def restore(name=None, *, data=None, namespace=None, trust=False, notebook=None,
                   progress=None, replay=True, data_only=False, at=None, adopt=False):
-    """Restore checkpoint `name` from the store (default: the newest, of `notebook` when
-    given; with `at`, the newest of `notebook` taken after the cell executed as `In [at]`),
+    """Restore checkpoint `name` from the store (default: of `notebook` when given, the
+    newest that is not one of this kernel's own automatic points, nor empty: a checkpoint a
+    person saved, or the last state of the previous kernel — never the point a fresh kernel
+    took after its first cell; with `at`, the newest of `notebook` taken after the cell
+    executed as `In [at]`),
     or the container bytes `data`, into the namespace (default: the user's).
     A foreign checkpoint (bytes given, or a store entry this store did not sign: an import,
     another browser's) restores nothing unless `trust` (the person saw
@@ -206,7 +211,7 @@ async def restore(name=None, *, data=None, namespace=None, trust=False, notebook
             name = report["name"] = await _point(report, notebook, at)
             if name is None:
                 return report
-        data, meta, signature = await _read_entry(report, name, notebook)
+        data, meta, signature = await _read_entry(report, name, notebook, ns)
         if data is None:
             return report
         foreign = _foreign_reason("store", meta, signature)
@@ -290,9 +295,11 @@ async def _point(report, notebook, at):
     return entry["name"]
 
 
-async def _read_entry(report, name, notebook):
-    """(bytes, meta, signature) of the named (or newest) checkpoint (signature: what the store
-    says of it, None when it cannot tell), or (None, {}, None) with a problem."""
+async def _read_entry(report, name, notebook, namespace=None):
+    """(bytes, meta, signature) of the named checkpoint — without a name, of the one
+    `_history.restore_choice` picks for `namespace` (the newest that is not one of this
+    kernel's own automatic points, nor empty) — or (None, {}, None) with a problem.
+    signature: what the store says of it, None when it cannot tell."""
     store = await _store_or_fail(report)
     if store is None:
         return None, {}, None
@@ -303,7 +310,7 @@ async def _read_entry(report, name, notebook):
                 _fail(report, "failed", f"there is no checkpoint{_of(notebook)} to restore yet; "
                       "take one first", code="not-found")
                 return None, {}, None
-            name = report["name"] = entries[0]["name"]
+            name = report["name"] = _history.restore_choice(entries, namespace)["name"]
         elif _bad_name(report, name):
             return None, {}, None
         entry = await store.get(name)

@@ -8,8 +8,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  ITEM, cell, openNotebook, openSidebar, openSite, runCell, runFromPalette, sidebarItems,
-  waitForItemCount, waitForStatus,
+  ITEM, RESTORE_BUTTON, answerRestoreOffer, cell, openNotebook, openSidebar, openSite,
+  restartKernelFromMenu, runCell, runFromPalette, sidebarItems, waitForItemCount,
+  waitForNotebook, waitForRestoreOffer, waitForStatus,
 } from './jupyterlite-page.mjs';
 
 const TIMEOUT = 600_000;
@@ -119,6 +120,57 @@ test('a point after each cell; restore an earlier one; Run All gives one; off by
       }
     });
     assert.deepEqual(policy, { keepLast: 30, keepHourly: 24, maxBytes: 1024 * 1024 * 1024 });
+    browser.assertOffline();
+  } finally {
+    await site.close();
+  }
+});
+
+test('after a restart, the point of the new kernel\'s first cell is not what Restore or the offer bring back', { timeout: TIMEOUT }, async () => {
+  const site = await openSite();
+  const { page, browser } = site;
+  try {
+    await openNotebook(page, site.url);
+    await openSidebar(page);
+    await waitForItemCount(page, 0);
+    const made = await appendCell(page, 'kept = [1, 2, 3]; print("kept", kept)');
+    await runCell(page, made, 'kept [1, 2, 3]');
+    await pointAfter(page, 'kept = [1, 2, 3];').waitFor({ timeout: 120_000 });
+
+    // a restart: the offer names the point that holds the state, then the person goes on
+    await restartKernelFromMenu(page);
+    const offer = await answerRestoreOffer(page, 'Not now');
+    assert.match(offer, /has one from .*, after \[\d+\] kept = \[1, 2, 3\];/, offer);
+    const plain = await appendCell(page, '1+1');
+    await runCell(page, plain, '2');
+    await pointAfter(page, '1+1').waitFor({ timeout: 120_000 }); // the fresh kernel's point: newest
+    await waitForItemCount(page, 2);
+    const choice = page.locator(`${ITEM}.jp-ElasticLite-restoreChoice`);
+    assert.equal(await choice.count(), 1);
+    assert.match(await choice.innerText(), /what Restore brings back[\s\S]*after \[\d+\] kept = /);
+
+    // Restore (toolbar): the state from before the restart, not the point after 1+1
+    await page.locator(RESTORE_BUTTON).first().click();
+    const restored = await waitForStatus(page, /^Restored /);
+    assert.match(restored, /^Restored 1 variables \(kept\)/, restored);
+    const check = await appendCell(page, 'print("back", kept)');
+    await runCell(page, check, 'back [1, 2, 3]');
+    await pointAfter(page, 'print("back", kept)').waitFor({ timeout: 120_000 });
+    const empty = await appendCell(page, 'del kept; 2+2');
+    await runCell(page, empty, '4');
+    await pointAfter(page, 'del kept; 2+2').waitFor({ timeout: 120_000 }); // newest, holds nothing
+
+    // a reload: the offer points at the last state of the kernel before it that holds
+    // something (the check cell's point, not the empty one after `del kept`), and its
+    // Restore brings that back
+    await page.reload();
+    await waitForNotebook(page);
+    const again = await waitForRestoreOffer(page);
+    const text = await again.innerText();
+    assert.match(text, /after \[\d+\] print\("back", kept\)/, text);
+    await again.locator('button.jp-toast-button', { hasText: 'Restore' }).click();
+    await openSidebar(page);
+    assert.match(await waitForStatus(page, /^Restored /), /^Restored 1 variables \(kept\)/);
     browser.assertOffline();
   } finally {
     await site.close();

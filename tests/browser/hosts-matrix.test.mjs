@@ -173,11 +173,11 @@ test('the JupyterLite extension: same outcomes, same words', { timeout: 600_000 
   try {
     const { page } = site;
     await lite.openNotebook(page, site.url);
-    // Automatic checkpoints off: one after the cell below would be listed too, while this test
-    // counts the sidebar's items and restores the first (the newest).
-    await lite.runFromPalette(page, 'Auto-checkpoint after each successful cell');
     await lite.runCell(page, lite.CELL_BUILD, 'state built'); // the kernel is up
     await lite.openSidebar(page);
+    // automatic checkpoints are on (the default): the point after that cell is listed first,
+    // so the imports below are counted from it and restored by name
+    await lite.waitForItemCount(page, 1);
     const status = page.locator('#elastic-lite-sidebar .jp-ElasticLite-status');
     for (const name of FILES) {
       const before = await lite.sidebarItems(page).count();
@@ -189,16 +189,17 @@ test('the JupyterLite extension: same outcomes, same words', { timeout: 600_000 
       const problems = [];
       if (stored) {
         await lite.waitForItemCount(page, before + 1);
+        const item = page.locator(`${lite.ITEM}[data-name="${/ as (.*?)(?:; warning: |$)/.exec(imported)[1]}"]`);
         // An import is foreign: JupyterLab's dialog asks, listing what it would import, with
         // the focus on Cancel (Enter cancels); then the person confirms.
         const dialog = page.locator('.jp-Dialog');
-        await lite.sidebarItems(page).first().locator('button', { hasText: 'Restore' }).click();
+        await item.locator('button', { hasText: 'Restore' }).click();
         await dialog.waitFor({ timeout: 120_000 });
         assert.match(await dialog.innerText(), /comes from elsewhere[\s\S]*import/);
         assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Cancel');
         await page.keyboard.press('Enter');
         await lite.waitForStatus(page, /^Not restored: /);
-        await lite.sidebarItems(page).first().locator('button', { hasText: 'Restore' }).click();
+        await item.locator('button', { hasText: 'Restore' }).click();
         await dialog.getByRole('button', { name: 'Restore anyway' }).click();
         const done = await lite.waitForStatus(page, /^(Restored|Restore failed)/);
         text += `\n${done}`;

@@ -57,9 +57,6 @@ test('JupyterLite: a generator, an open file and an sqlite3 database come back b
   const file = `/tmp/replay-${Date.now()}.csv`;
   try {
     await openNotebook(page, site.url);
-    // Automatic checkpoints off: "Restore" restores the newest checkpoint, and this test means
-    // the toolbar's, not a point taken after a cell of the fresh kernel.
-    await runFromPalette(page, 'Auto-checkpoint after each successful cell');
     await waitForRecorder(page);
     // A cell with a side effect: it writes the file, stamped (a re-run would stamp it anew).
     const wrote = await addCell(page, [

@@ -96,3 +96,93 @@ def test_magics_list_the_timeline_restore_a_point_and_turn_automatic_checkpoints
     assert "after each cell: off" in run(shell, "%autocheckpoint", capsys)
     assert "after each cell: on" in run(shell, "%autocheckpoint on", capsys)
     assert "takes on or off" in run(shell, "%autocheckpoint maybe", capsys)
+
+
+_clock = [1764680000000]
+
+
+def auto_point(ns, count, line, notebook="r.ipynb"):
+    """An automatic point of kernel `ns` after cell [count] (each at its own time: names
+    differ, as a real clock makes them)."""
+    _clock[0] += 1000
+    report = asyncio.run(host.checkpoint(namespace=ns, notebook=notebook, auto=True,
+                                         cell=cell(count, line, _clock[0])))
+    assert report["ok"], report
+    return report["name"]
+
+
+def test_a_restore_without_a_name_brings_back_the_lost_state_not_a_fresh_kernels_point(store):
+    # kernel 1: state, a point after each cell
+    old = {"__name__": "__main__"}
+    old["df"] = [1, 2, 3]
+    auto_point(old, 1, "df = [1, 2, 3]")
+    old["model"] = "fit"
+    last_of_old = auto_point(old, 2, 'model = "fit"')
+    # the kernel restarts (a fresh namespace): its first cell, 1+1, leaves a point holding
+    # nothing, then a cell makes a variable of its own: two points newer than the lost state
+    new = {"__name__": "__main__"}
+    empty = auto_point(new, 1, "1+1")
+    new["y"] = 2
+    with_y = auto_point(new, 2, "y = 2")
+    assert [e["name"] for e in asyncio.run(store.list())][2] == last_of_old
+    # Restore (toolbar, offer, bare %restore: host.restore with no name) takes the lost state
+    report = asyncio.run(host.restore(namespace=new, notebook="r.ipynb"))
+    assert report["ok"] and report["name"] == last_of_old
+    assert new["df"] == [1, 2, 3] and new["model"] == "fit"
+    # and so does the public API, elastic_lite.restore() (as if `other` took those points)
+    other = {"__name__": "__main__"}
+    _history.took_point(empty, other)
+    _history.took_point(with_y, other)
+    assert asyncio.run(el.restore(namespace=other)).name == last_of_old
+    assert other["model"] == "fit"
+    # a third kernel: the last state of the previous one (its point with y), not the empty point
+    third = {"__name__": "__main__"}
+    report = asyncio.run(host.restore(namespace=third, notebook="r.ipynb"))
+    assert report["name"].startswith("r.ipynb [2] ") and third["y"] == 2 and "df" not in third
+    # a checkpoint a person saved in this kernel is what Restore brings back
+    third["z"] = 3
+    assert asyncio.run(host.checkpoint("saved", namespace=third, notebook="r.ipynb"))["ok"]
+    auto_point(third, 3, "z = 3")
+    assert asyncio.run(host.restore(namespace=third, notebook="r.ipynb"))["name"] == "saved"
+    # own points of a kernel stay reachable by cell (%restore @N) and by name
+    assert asyncio.run(host.restore(namespace=new, notebook="r.ipynb", at=1))["name"] == empty
+
+
+def test_with_only_its_own_points_a_restore_without_a_name_takes_the_newest(store):
+    ns = {"__name__": "__main__", "v": 1}
+    first = auto_point(ns, 1, "v = 1", notebook="only.ipynb")
+    ns["v"] = 2
+    newest = auto_point(ns, 2, "v = 2", notebook="only.ipynb")
+    assert asyncio.run(host.restore(namespace=ns, notebook="only.ipynb"))["name"] == newest
+    assert first != newest
+    assert _history.restore_choice([]) is None
+
+
+def test_restore_choice_skips_own_and_empty_points_in_that_order():
+    ns = {}
+    entry = lambda name, **meta: {"name": name, "meta": meta}  # noqa: E731
+    own_full, own_empty = entry("own", variables=1, names=["a"]), entry("own0", variables=0)
+    empty = entry("e", variables=0, names=[], skipped=[])
+    recompute = entry("r", variables=0, names=[], skipped=[{"name": "g"}])  # replay brings g
+    old = entry("old", variables=2, names=["a", "b"])
+    _history.took_point("own", ns)
+    _history.took_point("own0", ns)
+    pick = lambda *es: _history.restore_choice(list(es), ns)["name"]  # noqa: E731
+    assert pick(own_full, own_empty, empty, old) == "old"
+    assert pick(own_full, empty, recompute, old) == "r"
+    assert pick(own_full, empty) == "e"  # nothing else: the newest not its own
+    assert pick(own_empty, own_full) == "own0"  # only its own: the newest
+    assert _history.restore_choice([old], {})["name"] == "old"  # another kernel owns nothing
+
+
+def test_a_bare_percent_restore_after_a_restart_brings_back_the_previous_kernels_state(shell, capsys):
+    el.set_notebook("m.ipynb")
+    previous = {"__name__": "__main__", "data": {"rows": 40}}
+    auto_point(previous, 5, "data = load()", notebook="m.ipynb")
+    run(shell, "1+1", capsys)
+    auto_point(shell.user_ns, 1, "1+1", notebook="m.ipynb")
+    out = run(shell, "%checkpoints", capsys)
+    assert "a bare %restore brings back 'm.ipynb [5] " in out, out
+    out = run(shell, "%restore", capsys)
+    assert "m.ipynb [5] " in out, out
+    assert shell.user_ns["data"] == {"rows": 40}

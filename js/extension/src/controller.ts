@@ -16,6 +16,7 @@ import {
   pointLabel,
   problemLine,
   problemsOf,
+  restoreChoice,
   restoredNothing
 } from '../../shared/report.mjs';
 import { checkpointName, formatTime } from './format';
@@ -69,9 +70,25 @@ export class ElasticLiteController {
     return (await store.list()).filter(e => e.meta?.notebook === null || e.meta?.notebook === undefined);
   }
 
-  async latest(notebook: string): Promise<IStoreEntry | null> {
-    const all = await this.list(notebook);
-    return all.length ? all[0] : null;
+  /**
+   * What a restore without a name brings back into the panel's kernel (the offer shows it;
+   * the toolbar's Restore lets the kernel pick by the same rule, js/shared/report.mjs
+   * restoreChoice): never an automatic point of the kernel itself — after a restart, the
+   * point its first cell left — nor an empty one; the state that was lost.
+   */
+  async toRestore(panel: NotebookPanel): Promise<IStoreEntry | null> {
+    return restoreChoice(await this.list(panel.context.path), this.kernelSince(panel));
+  }
+
+  /** When the panel's kernel started (ms), as far as the page saw it. */
+  kernelSince(panel: NotebookPanel): number {
+    return this._kernelSince.get(panel) ?? Infinity;
+  }
+
+  /** The panel has a new kernel (a page load, a restart, a kernel change): its own
+   * automatic points are those created from now on. */
+  kernelStarted(panel: NotebookPanel): void {
+    this._kernelSince.set(panel, Date.now());
   }
 
   /** One host operation in the panel's kernel; its report. */
@@ -201,7 +218,7 @@ export class ElasticLiteController {
    */
   async restore(panel: NotebookPanel, name?: string, { trust = false, adopt = false } = {}): Promise<IReport> {
     const notebook = panel.context.path;
-    this._setStatus(`Restoring ${name ?? `the newest checkpoint of ${notebook}`}…`);
+    this._setStatus(`Restoring ${name ?? `the last checkpoint of ${notebook}`}…`);
     const replay = this.options.replay !== false;
     const report = await this._host(panel, 'restore', { ...(name ? { name } : { notebook }), replay, trust, adopt });
     const label = report.name ?? name ?? notebook;
@@ -285,7 +302,7 @@ export class ElasticLiteController {
     const notebook = panel.context.path;
     let latest: IStoreEntry | null;
     try {
-      latest = await this.latest(notebook);
+      latest = await this.toRestore(panel);
     } catch (e) {
       console.warn('Elastic Lite: cannot read the checkpoint store:', e);
       return false;
@@ -299,9 +316,12 @@ export class ElasticLiteController {
     if (previous) {
       Notification.dismiss(previous); // one question at a time per notebook: the newest
     }
+    // the cell the state followed, short: JupyterLab cuts a notification after 140 characters
+    const label = pointLabel(meta);
+    const point = label.length > 40 ? `${label.slice(0, 39)}…` : label;
     const id = Notification.info(
-      `Restore the last checkpoint? ${notebook} has one from ${formatTime(meta.createdMs)} ` +
-        `(${meta.variables ?? '?'} variables, ${fmtBytes(meta.size)}).`,
+      `Restore the last checkpoint? ${notebook} has one from ${formatTime(meta.createdMs)}` +
+        `${point ? `, after ${point}` : ''} (${meta.variables ?? '?'} variables, ${fmtBytes(meta.size)}).`,
       {
         autoClose: false,
         actions: [
@@ -331,6 +351,7 @@ export class ElasticLiteController {
    */
   options: { replay?: boolean } = {};
   private _offers = new Map<string, string>(); // notebook -> its restore offer's notification
+  private _kernelSince = new WeakMap<NotebookPanel, number>(); // panel -> when its kernel started (ms)
   private _bound = new WeakMap<NotebookPanel, string>(); // panel -> 'kernel id + path' told
   private _status = 'Ready.';
   private _historyStatus = '';

@@ -169,7 +169,9 @@ function addCommands(
   });
   app.commands.addCommand(CommandIDs.restore, {
     label: 'Restore kernel',
-    caption: "Restore this notebook's latest checkpoint into its kernel (Elastic Lite; Accel+Alt+Shift+R)",
+    caption:
+      "Restore this notebook's last checkpoint into its kernel: the one you saved, or the state before a restart or reload " +
+      "(not this kernel's own automatic points: pick those in the sidebar) (Elastic Lite; Accel+Alt+Shift+R)",
     className: 'jp-ElasticLite-restoreButton',
     isEnabled: () => current() !== null,
     execute: () => {
@@ -292,6 +294,7 @@ function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, se
   const onStatus = (_: Kernel.IKernelConnection, status: Kernel.Status) => {
     if (status === 'restarting' || status === 'autorestarting') {
       restarting = true;
+      controller.kernelStarted(panel);
     } else if (restarting && status === 'idle') {
       restarting = false;
       bind();
@@ -307,12 +310,14 @@ function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, se
   void ctx.ready.then(() => {
     follow(ctx.session?.kernel);
     if (ctx.session?.kernel) {
+      controller.kernelStarted(panel);
       bind();
       offer();
     }
     ctx.kernelChanged.connect((_, change) => {
       follow(change.newValue);
       if (change.newValue) {
+        controller.kernelStarted(panel);
         bind();
       }
       if (change.newValue && change.oldValue) {

@@ -5,7 +5,16 @@
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Widget } from '@lumino/widgets';
 
-import { DANGER_MARKS, fmtBytes, foreignLine, pointLabel, problemLine, problemsOf, recordLabel } from '../../shared/report.mjs';
+import {
+  DANGER_MARKS,
+  fmtBytes,
+  foreignLine,
+  pointLabel,
+  problemLine,
+  problemsOf,
+  recordLabel,
+  restoreChoice
+} from '../../shared/report.mjs';
 import { ElasticLiteController, IReport } from './controller';
 import { formatTime } from './format';
 import { IStoreEntry } from './modules';
@@ -118,8 +127,10 @@ export class CheckpointSidebar extends Widget {
       body.append(el('p', { className: 'jp-ElasticLite-empty', text: 'No checkpoint of this notebook yet.' }));
     } else {
       const list = el('ul', { className: 'jp-ElasticLite-list' });
+      // what the toolbar's Restore brings back: not a point of this kernel itself
+      const choice = restoreChoice(entries, this.controller.kernelSince(panel));
       for (const entry of entries) {
-        list.append(this._item(panel, entry));
+        list.append(this._item(panel, entry, entry === choice));
       }
       body.append(list);
     }
@@ -134,7 +145,7 @@ export class CheckpointSidebar extends Widget {
     }
   }
 
-  private _item(panel: NotebookPanel, entry: IStoreEntry): HTMLElement {
+  private _item(panel: NotebookPanel, entry: IStoreEntry, isChoice = false): HTMLElement {
     const meta = entry.meta || {};
     const names = Array.isArray(meta.names) ? meta.names : [];
     const vars = meta.variables ?? names.length;
@@ -145,6 +156,16 @@ export class CheckpointSidebar extends Widget {
     });
     li.dataset.name = entry.name;
     li.append(el('div', { className: 'jp-ElasticLite-itemTime', text: formatTime(meta.createdMs) }));
+    if (isChoice) {
+      li.classList.add('jp-ElasticLite-restoreChoice');
+      li.append(
+        el('div', {
+          className: 'jp-ElasticLite-itemChoice',
+          text: 'what Restore brings back',
+          title: "The toolbar's Restore (and the restore offer) bring back this one: the last state you saved or lost, never a point this kernel took itself"
+        })
+      );
+    }
     if (point) {
       // the history: the cell this state is the result of
       li.append(el('div', { className: 'jp-ElasticLite-itemCell', text: `after ${point}` }));
