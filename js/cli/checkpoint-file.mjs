@@ -15,8 +15,11 @@ import { startSession } from './pyodide-session.mjs';
 
 const writtenAsPath = (arg) => /^\.{0,2}[/\\]/.test(arg) || path.isAbsolute(arg);
 
-/** NAME|FILE → { kind: 'store', name, label } | { kind: 'file', file, label, bytes }. */
-export async function resolveCheckpoint(ctx, arg) {
+/**
+ * NAME|FILE → { kind: 'store', name, label } | { kind: 'file', file, label, bytes }.
+ * readFile: false leaves a file unread (no `bytes`; verify reads it piece by piece).
+ */
+export async function resolveCheckpoint(ctx, arg, { readFile = true } = {}) {
   if (!arg) throw new CliError('a checkpoint NAME or FILE is needed (see: elastic-lite ls).', EXIT.USAGE);
   if (!writtenAsPath(arg)) {
     const names = new Set((await ctx.store().list()).map((e) => e.name));
@@ -30,7 +33,8 @@ export async function resolveCheckpoint(ctx, arg) {
       throw new CliError(`no checkpoint named "${arg}" in ${ctx.storeDir}, and no file ${arg} (see: elastic-lite ls).`, EXIT.NOT_FOUND);
     }
   }
-  return { kind: 'file', file: path.resolve(arg), label: arg, bytes: await readFileBytes(arg) };
+  const file = { kind: 'file', file: path.resolve(arg), label: arg };
+  return readFile ? { ...file, bytes: await readFileBytes(arg) } : file;
 }
 
 /** The host API's arguments for a resolved checkpoint: { kwargs, data }. */

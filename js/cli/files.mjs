@@ -22,12 +22,54 @@ export async function writeFileAtomic(file, data) {
 /** Reads a whole file, with one-line errors for the usual problems. */
 export async function readFileBytes(file) {
   try {
-    const st = await fs.stat(file);
-    if (st.isDirectory()) throw new CliError(`${file} is a directory, not a checkpoint file.`);
+    await checkIsFile(file);
     return new Uint8Array(await fs.readFile(file));
   } catch (err) {
-    if (err instanceof CliError) throw err;
-    if (err.code === 'ENOENT') throw new CliError(`${file}: no such file.`, EXIT.NOT_FOUND);
-    throw new CliError(`cannot read ${file}: ${err.message}`, EXIT.ENV);
+    throw readError(file, err);
   }
+}
+
+/**
+ * A file to read piece by piece, with readFileBytes' errors: { size, read(offset, length) ->
+ * Promise<Uint8Array>, close() } (the source js/core.mjs's readAsync takes), so a file is
+ * never held whole in memory.
+ */
+export async function openFileSource(file) {
+  let fh;
+  try {
+    await checkIsFile(file);
+    fh = await fs.open(file, 'r');
+    const { size } = await fh.stat();
+    return {
+      size,
+      async read(offset, length) {
+        const out = new Uint8Array(Math.max(0, Math.min(length, size - offset)));
+        try {
+          for (let got = 0; got < out.length;) {
+            const { bytesRead } = await fh.read(out, got, out.length - got, offset + got);
+            if (bytesRead === 0) throw new Error(`it ended at ${offset + got} bytes while being read (was ${size})`);
+            got += bytesRead;
+          }
+        } catch (err) {
+          throw readError(file, err);
+        }
+        return out;
+      },
+      close: () => fh.close(),
+    };
+  } catch (err) {
+    await fh?.close();
+    throw readError(file, err);
+  }
+}
+
+async function checkIsFile(file) {
+  if ((await fs.stat(file)).isDirectory()) throw new CliError(`${file} is a directory, not a checkpoint file.`);
+}
+
+/** A one-line CliError for a failed read (a CliError passes through). */
+function readError(file, err) {
+  if (err instanceof CliError) return err;
+  if (err.code === 'ENOENT') return new CliError(`${file}: no such file.`, EXIT.NOT_FOUND);
+  return new CliError(`cannot read ${file}: ${err.message}`, EXIT.ENV);
 }

@@ -83,20 +83,24 @@ export function storeProblem(name, err) {
 }
 
 /**
- * The integrity report of checkpoint bytes: the fields of host.inspect's report that do not
- * need Python (op "verify"; no `trust`, and records without `imports`), problems = damage only.
+ * The integrity report of a checkpoint: the fields of host.inspect's report that do not need
+ * Python (op "verify"; no `trust`, and records without `imports`), problems = damage only.
+ * `bytes`: its bytes, or a source { size, read(offset, length) -> Promise<Uint8Array> } the
+ * core's pull reader asks for windows of about 1 MiB, and for each out-of-band buffer whole.
  */
 export async function checkIntegrity(bytes, { name = null, source = 'data', meta = null } = {}) {
   const t0 = performance.now();
+  const size = typeof bytes.read === 'function' ? bytes.size : bytes.byteLength;
   const report = { op: 'verify', ok: false, problems: [], warnings: [], timings: {}, name, source,
-    size: bytes.byteLength, whole: false, header: {}, records: [], meta };
-  if (bytes.byteLength === 0) {
+    size, whole: false, header: {}, records: [], meta };
+  if (size === 0) {
     report.problems.push(problem('damaged', EMPTY, { code: 'empty' }));
     return report;
   }
   // zlib.crc32 (Node >= 20.15) checks buffers where they lie; without it the core does, in chunks
   const crc32 = typeof zlib.crc32 === 'function' ? zlib.crc32 : undefined;
-  const info = (await core()).read(bytes, { validate: true, crc32 });
+  const from = typeof bytes.read === 'function' ? bytes : { size, read: (at, n) => bytes.subarray(at, at + n) };
+  const info = await (await core()).readAsync(from, { validate: true, crc32 });
   report.whole = report.ok = !!info.ok;
   report.header = Object.fromEntries(['format_version', 'format_minor', 'producer', 'python', 'created_ms', 'size']
     .map((k) => [k, info[k] ?? null]));

@@ -7,6 +7,7 @@
 import { CliError, EXIT } from '../errors.mjs';
 import { fmtBytes, problemLine, problemsOf } from '../../shared/report.mjs';
 import { resolveCheckpoint } from '../checkpoint-file.mjs';
+import { openFileSource } from '../files.mjs';
 import { checkIntegrity, storeProblem } from '../integrity.mjs';
 import { timed } from '../progress.mjs';
 
@@ -19,8 +20,8 @@ export default {
   options: {},
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw new CliError('verify needs one checkpoint NAME or FILE.', EXIT.USAGE);
-    const src = await timed({}, 'read', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
-    const report = await timed({}, 'validate', 'validating (checksums, pickle streams)', () => check(ctx, src));
+    const src = await resolveCheckpoint(ctx, ctx.positionals[0], { readFile: false });
+    const report = await timed({}, 'validate', 'reading and validating (checksums, pickle streams)', () => check(ctx, src));
     const first = problemsOf(report, 'damaged')[0] ?? (report.ok ? null : report.problems[0]);
     ctx.emit({ ok: report.ok, source: src.label, problem: first && { ...first, line: problemLine(src.label, first) }, report });
     if (first) {
@@ -34,9 +35,15 @@ export default {
   },
 };
 
-/** The integrity report of a resolved checkpoint: a file's bytes, or the store's entry. */
+/**
+ * The integrity report of a resolved checkpoint: a file read piece by piece (never whole in
+ * memory: about 1 MiB at a time, an out-of-band buffer at once), or the store's entry.
+ */
 async function check(ctx, src) {
-  if (src.kind === 'file') return checkIntegrity(src.bytes);
+  if (src.kind === 'file') {
+    const file = await openFileSource(src.label);
+    try { return await checkIntegrity(file); } finally { await file.close(); }
+  }
   let entry;
   try {
     entry = await ctx.store().get(src.name);
