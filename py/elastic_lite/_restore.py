@@ -33,7 +33,9 @@ record, if any, is `report.history` (parsed JSON).
 import builtins
 import gc
 import importlib
+import itertools
 import json
+import re
 import sys
 import time
 
@@ -83,12 +85,33 @@ def inspect(data):
     return _core.inspect(_as_bytes(data), validate=True)
 
 
+# Our manifests and histories nest a few levels. Pyodide's JSON parser recurses on the JS
+# stack, which a record nesting 20,000 levels overflowed: a fatal error of the whole
+# interpreter (inspect, import and even --data-only restores of such a file), where host
+# CPython raises RecursionError. Deeper records are refused before they are parsed.
+JSON_DEPTH = 100
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def json_depth(raw):
+    """How deep the arrays and objects of the JSON bytes `raw` nest (brackets in strings do
+    not count), without parsing it."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    return max(itertools.accumulate(1 if c in b"[{" else -1 for c in brackets), default=0)
+
+
 def _decode_special(rec, payload):
     """The value of a manifest or history record: JSON (2.0), or format 1.0's manifest (a
     plain pickle that may import nothing)."""
     if rec.get("kind") == "data":
         return load_plain(payload)
-    return json.loads(bytes(payload).decode("utf-8"))
+    raw = bytes(payload)
+    depth = json_depth(raw)
+    if depth > JSON_DEPTH:
+        raise ValueError(f"its JSON nests {depth} levels deep, and Elastic Lite writes at most "
+                         f"{JSON_DEPTH}: this record was not written by Elastic Lite")
+    return json.loads(raw.decode("utf-8"))
 
 
 def read_manifest(data, info):

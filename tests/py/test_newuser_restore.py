@@ -78,3 +78,29 @@ def test_same_minor_version_and_vague_versions_restore_functions(monkeypatch):
         ns = {}
         rep = el.load_snapshot(data, ns, trust=True)
         assert rep.ok and ns["f"](1) == 2, (python, rep.table())
+
+
+def test_json_records_nesting_deeper_than_we_write_are_not_parsed():
+    # Pyodide parses JSON on the JS stack: 20,000 levels crashed it (the Node test
+    # newuser-pyodide-hostile runs that); here a depth host CPython would still parse.
+    import json
+    import sys as _sys
+    from elastic_lite import _core
+    from elastic_lite._restore import JSON_DEPTH, json_depth
+    assert json_depth(b'{"a": "[[[{{", "b": [1, {"c": []}]}') == 4 and json_depth(b"7") == 0
+    deep = b"[" * (JSON_DEPTH + 1) + b"]" * (JSON_DEPTH + 1)
+    w = _core.Writer(producer="test", python=_sys.version.split()[0], created_ms=0)
+    w.begin_record(["kept"])
+    w.write(b"\x80\x04}\x8c\x01aK\x01s\x85.")
+    w.end_record("pickle")
+    w.begin_record(["__elastic_lite_manifest__"], kind="manifest")
+    w.write(deep)
+    w.end_record(None)
+    w.begin_record(["__elastic_lite_history__"], kind="history")
+    w.write(json.dumps({"cells": [[[[[[{"code": "x = 1"}]]]]]]}).encode())  # deep enough, legal
+    w.end_record(None)
+    data = w.finish()
+    w.free()
+    rep = el.load_snapshot(data, {}, data_only=True)
+    assert rep.restored == ["kept"] and rep.history is not None
+    assert any(f"nests {JSON_DEPTH + 1} levels" in m for m in rep.warnings), rep.warnings
