@@ -71,15 +71,24 @@ export function damageProblems(info) {
   return found.sort((a, b) => at(a) - at(b)); // stable, like Python's sorted()
 }
 
+/** A verify report with nothing checked yet (the fields of host.inspect's, less `trust`). */
+function newReport({ name = null, source = 'data', size = 0, meta = null }) {
+  return { op: 'verify', ok: false, problems: [], warnings: [], timings: {}, name, source,
+    size, whole: false, header: {}, records: [], meta };
+}
+
 /**
- * A store that could not give the checkpoint's bytes, as host._store_failure words it: the
- * message of elastic_lite's store wrapper ("the checkpoint store failed to read 'NAME': ...").
+ * The report for a store that could not give the checkpoint's bytes, as host._store_failure
+ * words it: the message of elastic_lite's store wrapper ("the checkpoint store failed to read
+ * 'NAME': ...").
  */
-export function storeProblem(name, err) {
+export function storeFailure(name, err) {
   const code = typeof err?.code === 'string' ? err.code : err?.name;
   const msg = err?.message || String(err);
-  return problem('failed', `the checkpoint store failed to read ${pyRepr(name)}: ${msg}`,
-    { code: QUOTA_CODES.includes(code) ? 'quota' : 'store' });
+  const report = newReport({ name, source: 'store' });
+  report.problems.push(problem('failed', `the checkpoint store failed to read ${pyRepr(name)}: ${msg}`,
+    { code: QUOTA_CODES.includes(code) ? 'quota' : 'store' }));
+  return report;
 }
 
 /**
@@ -91,8 +100,7 @@ export function storeProblem(name, err) {
 export async function checkIntegrity(bytes, { name = null, source = 'data', meta = null } = {}) {
   const t0 = performance.now();
   const size = typeof bytes.read === 'function' ? bytes.size : bytes.byteLength;
-  const report = { op: 'verify', ok: false, problems: [], warnings: [], timings: {}, name, source,
-    size, whole: false, header: {}, records: [], meta };
+  const report = newReport({ name, source, size, meta });
   if (size === 0) {
     report.problems.push(problem('damaged', EMPTY, { code: 'empty' }));
     return report;

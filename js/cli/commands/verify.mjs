@@ -8,7 +8,7 @@ import { CliError, EXIT } from '../errors.mjs';
 import { fmtBytes, problemLine, problemsOf } from '../../shared/report.mjs';
 import { resolveCheckpoint } from '../checkpoint-file.mjs';
 import { openFileSource } from '../files.mjs';
-import { checkIntegrity, storeProblem } from '../integrity.mjs';
+import { checkIntegrity, storeFailure } from '../integrity.mjs';
 import { timed } from '../progress.mjs';
 
 export default {
@@ -48,7 +48,7 @@ async function check(ctx, src) {
   try {
     entry = await ctx.store().get(src.name);
   } catch (err) {
-    return { op: 'verify', ok: false, name: src.name, source: 'store', problems: [storeProblem(src.name, err)], records: [] };
+    return storeFailure(src.name, err);
   }
   if (!entry) throw new CliError(`no checkpoint named "${src.name}" in ${ctx.storeDir} (see: elastic-lite ls).`, EXIT.NOT_FOUND);
   return checkIntegrity(entry.bytes, { name: src.name, source: 'store', meta: entry.meta });
