@@ -57,6 +57,12 @@ import types
 
 _ALONE = 3  # sys.getrefcount of an object referenced by one container only (see _Walk.level)
 _PAUSE = 8192  # objects (or width of the next level) after which a variable counts as large
+# Levels of nesting (the walk's levels: a linked list's nodes, lists within lists) past which
+# a variable is not pickled: picklers recurse once per level, and in Pyodide the JS stack
+# overflows first (a fatal error of the interpreter, not a RecursionError): pickle.dumps of
+# a 3,000-node linked list kills the kernel, and a checkpoint after every cell would kill it
+# again. Host CPython refuses most such values too (RecursionError from ~300 nodes).
+DEEP_LEVELS = 1000
 _SHARED_ATOMIC = 4096  # atomic values at least this long are grouped by identity (one copy)
 
 ATOMIC = frozenset({
@@ -124,8 +130,9 @@ def memory_owner(arr, ndarray):
 
 
 class Grouping:
-    def __init__(self, groups, objects, seconds, truncated, unwalked=None):
+    def __init__(self, groups, objects, seconds, truncated, unwalked=None, deep=()):
         self.groups = groups  # list of lists of names, in namespace order
+        self.deep = set(deep)  # variables nested more than DEEP_LEVELS levels deep
         self.objects = objects  # how many non-atomic objects the walk expanded
         self.seconds = seconds  # informative only: no decision depends on time
         self.truncated = truncated  # None, or why the walk stopped early
@@ -238,6 +245,7 @@ class _Walk:
         self.special = SPECIAL + ((self.ndarray,) if self.ndarray is not None else ())
         self._is_special = {}  # type -> bool (decided once per type)
         self.kinds = {}  # type -> 0 atomic (no edges), 1 plain (its referents), 2 special
+        self.deep = set()  # labels of variables reached more than DEEP_LEVELS levels down
 
     # -- one level ------------------------------------------------------------------------
     def _special_types(self, distinct):
@@ -391,8 +399,13 @@ class _Walk:
 
     def run(self, objs, labs, pause=False):
         """Walk from `objs` (labelled) to the end. With `pause`, a variable whose pending
-        objects pass the threshold is set aside: returns (its label, its objects) or None."""
+        objects pass the threshold is set aside: returns (its label, its objects) or None.
+        Labels still walking past DEEP_LEVELS levels go into `deep`."""
+        level = 0
         while objs:
+            level += 1
+            if level > DEEP_LEVELS:
+                self.deep.update(labs)
             if pause and len(objs) > _PAUSE:
                 label, count = collections.Counter(labs).most_common(1)[0]
                 if count > _PAUSE // 2:
@@ -511,8 +524,8 @@ def _find_groups(variables, namespace, def_ids, max_objects):
     start = time.perf_counter()
     names = list(variables)
     n = len(names)
-    if n <= 1:
-        return Grouping([names] if names else [], 0, 0.0, None)
+    if n == 0:
+        return Grouping([], 0, 0.0, None)
     w = _Walk(variables, namespace, def_ids, max_objects)
     atomic_owner = {}  # id -> variable index, for long atomic values bound twice
     paused = {}  # variable index -> objects left when it proved large
@@ -576,7 +589,7 @@ def _find_groups(variables, namespace, def_ids, max_objects):
     for i, name in enumerate(names):
         groups.setdefault(w.uf.find(i), []).append(name)
     return Grouping(list(groups.values()), w.expanded, time.perf_counter() - start,
-                    truncated, unwalked)
+                    truncated, unwalked, deep=(names[i] for i in w.deep))
 
 
 def _merge_def_cycles(uf, n, edges, def_owner):

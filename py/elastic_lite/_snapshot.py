@@ -41,7 +41,7 @@ import time
 from . import _core, _made_here
 from ._history import NO_ROOM, Memo, check_content, proof_of, signature, stream_hasher
 from ._capture import capture, default_namespace
-from ._groups import find_groups, is_notebook_def
+from ._groups import DEEP_LEVELS, find_groups, is_notebook_def
 from ._pickling import (CloudPickler, DillPickler, NotPlain, PlainCheck, PlainPickler,
                         plain_allowed)
 from ._report import GroupReport, Snapshot, type_name
@@ -381,10 +381,11 @@ class SnapshotStream:
             if is_notebook_def(value, ns):
                 defs.setdefault(id(value), name)
         grouping = find_groups(cap.variables, ns, defs)
+        too_deep = _too_deep(grouping, cap.variables)
         writer = _core.Writer(producer=f"elastic-lite {__version__}",
                               python=platform.python_version(),
                               created_ms=int(time.time() * 1000))
-        groups, skipped = [], list(cap.skipped)
+        groups, skipped = [], list(cap.skipped) + too_deep
         reuse = self.reuse
         picklers = _Picklers(writer, ns, self.buffer_threshold, hashing=reuse is not None)
         parts = _Parts(reuse)
@@ -456,6 +457,24 @@ class SnapshotStream:
                                  ms=(time.perf_counter() - t_start) * 1000.0)
         self.snapshot.size = size
         self.snapshot.reuse = None if reuse is None else dict(reuse.stats)
+
+
+def _too_deep(grouping, variables):
+    """Skipped entries for the groups holding a variable nested past DEEP_LEVELS levels
+    (taken out of `grouping.groups`): pickling them would overflow the stack."""
+    if not grouping.deep:
+        return []
+    deep = [g for g in grouping.groups if grouping.deep.intersection(g)]
+    grouping.groups = [g for g in grouping.groups if not grouping.deep.intersection(g)]
+    return [{"name": n, "type": type_name(variables[n]), "attempts": [],
+             "reason": f"nested more than {DEEP_LEVELS} levels deep (a long chain of objects "
+                       "such as a linked list, or lists within lists): pickling recurses once "
+                       "per level and would overflow the stack (in Pyodide a fatal error that "
+                       "ends the kernel). Store it flat (say, a list of nodes and the indices "
+                       "they link to) to have it saved"
+                       + ("" if n in grouping.deep else f"; it shares objects with "
+                          f"{', '.join(sorted(grouping.deep.intersection(g)))}")}
+            for g in deep for n in g]
 
 
 def _manifest_fields(extra):

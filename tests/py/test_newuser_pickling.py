@@ -110,3 +110,31 @@ def test_memoryviews_are_plain_data(nb):
     rep = el.load_snapshot(el.snapshot(ns).data, out, data_only=True)
     assert rep.ok, rep.table()
     exec(VIEW_CHECKS, out)
+
+
+# - A long linked list (or lists nested thousands deep) crashed Pyodide at checkpoint time:
+#   the C pickler recursed per node until the JS stack overflowed (the Node test
+#   newuser-pyodide-crash runs that). On host CPython it was a RecursionError ("maximum
+#   recursion depth exceeded"), which said nothing a person could act on.
+def test_deeply_nested_values_are_skipped_with_a_reason_before_pickling(nb):
+    from elastic_lite._groups import DEEP_LEVELS
+    ns = nb(f'''
+class Link:
+    __slots__ = ("v", "next")
+    def __init__(self, v, nxt):
+        self.v, self.next = v, nxt
+chain = None
+for i in range({DEEP_LEVELS + 50}):
+    chain = Link(i, chain)
+head_alias = [chain]
+short = None
+for i in range(100):
+    short = Link(i, short)
+''')
+    snap = el.snapshot(ns)
+    reasons = {s["name"]: s["reason"] for s in snap.skipped}
+    assert set(reasons) == {"chain", "head_alias"}, reasons
+    assert f"nested more than {DEEP_LEVELS} levels deep" in reasons["chain"]
+    assert "shares objects with chain" in reasons["head_alias"]
+    out = {"__name__": "__main__"}
+    assert el.load_snapshot(snap, out).ok and out["short"].next.v == 98

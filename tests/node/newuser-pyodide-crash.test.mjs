@@ -5,7 +5,10 @@
 //   inspect, import and even a data-only restore of a foreign file;
 // - a checkpoint of host CPython 3.11 (the committed format-1.0 fixture) restored --trust:
 //   its function rebuilt from 3.11 bytecode crashed Pyodide's 3.14 when called ("memory
-//   access out of bounds").
+//   access out of bounds");
+// - a checkpoint of a notebook holding a 3,000-node linked list: the C pickler recursed once
+//   per node until the JS stack overflowed (so did lists nested 10,000 deep), which with
+//   automatic checkpoints ended the kernel after every cell.
 // One interpreter for all cases; each must end in a report, and the interpreter must still run.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -81,5 +84,27 @@ test('functions of host CPython 3.11 are not rebuilt in Pyodide: reported, the p
   assert.ok(rep.problems.some((p) => p.code === 'needs-python' && /Python 3\.11.*Python 3\.14/.test(p.message)));
   assert.deepEqual(await pyJson(pyodide, '[_ns["shared"], _ns["alias"]["list"] is _ns["shared"], "triple" in _ns]'),
     [[1, 2, 3], true, false]);
+  await alive();
+});
+
+test('a 3,000-node linked list and lists nested 10,000 deep are skipped with the reason, not a crash', async () => {
+  const rep = await pyJson(pyodide, `(lambda ns: (exec('''
+class Link:
+    __slots__ = ("v", "next")
+    def __init__(self, v, nxt):
+        self.v, self.next = v, nxt
+chain = None
+for i in range(3000):
+    chain = Link(i, chain)
+nested = []
+for i in range(10000):
+    nested = [nested]
+flat = [1, 2, 3]
+''', ns), __import__("elastic_lite").snapshot(ns))[1])({"__name__": "__main__"})`
+    .replace('snapshot(ns))[1])', 'snapshot(ns))[1].skipped)'));
+  const reasons = Object.fromEntries(rep.map((s) => [s.name, s.reason]));
+  assert.match(reasons.chain, /nested more than 1000 levels deep/);
+  assert.match(reasons.nested, /nested more than 1000 levels deep/);
+  assert.equal(reasons.flat, undefined);
   await alive();
 });
