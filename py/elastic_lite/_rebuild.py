@@ -90,14 +90,37 @@ def _skip_init_subclass(cls, **kwargs):
     pass
 
 
+def _notebook_class(klass):
+    """Defined in the namespace being restored (its module is the notebook's)."""
+    ctx = getattr(_state, "ctx", None)
+    name = ctx.namespace.get("__name__", "__main__") if ctx is not None else "__main__"
+    return getattr(klass, "__module__", None) in ("__main__", name)
+
+
+def _skeleton(cp, hooks, *args):
+    """cloudpickle's skeleton class, with the `__init_subclass__` of the classes `hooks`
+    skipped while it is built."""
+    saved = [(k, k.__dict__["__init_subclass__"]) for k in hooks]
+    for k, _ in saved:
+        k.__init_subclass__ = classmethod(_skip_init_subclass)
+    try:
+        return cp._make_skeleton_class(*args)
+    finally:
+        for k, hook in saved:
+            k.__init_subclass__ = hook
+
+
 def make_class(type_constructor, name, bases, type_kwargs, tracker_id, extra):
     """A notebook class, as cloudpickle's skeleton builds it (its state comes after), but
     made by the class statement it had: `type_kwargs` carries `__slots__` too.
 
-    A base's `__init_subclass__` runs again here, without the keyword arguments the class
-    statement once passed it (Python keeps them nowhere). If it refuses to run without them,
-    the class is built with that hook skipped, which is reported: what the hook stored on
-    the class comes back with the class's state, anything else it did does not."""
+    The bases' `__init_subclass__` ran when the class was first made; what it did to the
+    class is in the class's state, and what it did to notebook objects (a registry, a
+    counter) is in theirs, both restored. When every such hook is the notebook's own, it is
+    skipped here: run again it would register the class twice, wrap its methods twice...
+    A library's hook runs (it may set up what no state holds), without the keyword arguments
+    the class statement once passed it (Python keeps them nowhere); if it refuses to run
+    without them, the class is built with that hook skipped, which is reported."""
     from cloudpickle import cloudpickle as cp
     # No class tracking (tracker id None): cloudpickle would hand back a class of the same
     # id already in this process and then overwrite its methods with the restored ones,
@@ -105,22 +128,20 @@ def make_class(type_constructor, name, bases, type_kwargs, tracker_id, extra):
     # would change under its feet. A restore makes its own class; within one restore,
     # every record reaches it through `ref`.
     tracker_id = None
+    args = (type_constructor, name, bases, type_kwargs, tracker_id, extra)
+    hooks = {k for b in bases if isinstance(b, type) for k in b.__mro__
+             if "__init_subclass__" in k.__dict__ and k is not object}
+    if hooks and all(map(_notebook_class, hooks)):
+        return _skeleton(cp, hooks, *args)
     try:
-        return cp._make_skeleton_class(type_constructor, name, bases, type_kwargs,
-                                       tracker_id, extra)
+        return cp._make_skeleton_class(*args)
     except TypeError as exc:
         why = str(exc)
         owner = next((k for b in bases if isinstance(b, type) for k in b.__mro__
                       if "__init_subclass__" in k.__dict__ and k is not object), None)
         if owner is None:
             raise
-        hook = owner.__dict__["__init_subclass__"]
-        owner.__init_subclass__ = classmethod(_skip_init_subclass)
-        try:
-            cls = cp._make_skeleton_class(type_constructor, name, bases, type_kwargs,
-                                          tracker_id, extra)
-        finally:
-            owner.__init_subclass__ = hook
+        cls = _skeleton(cp, [owner], *args)
     _warn(f"class {name} was not rebuilt faithfully: {owner.__qualname__}.__init_subclass__ "
           f"needs the keyword arguments of the original class statement ({why}), which are "
           "not recorded anywhere; it was skipped. Attributes it set on the class are "

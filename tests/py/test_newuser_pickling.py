@@ -138,3 +138,61 @@ for i in range(100):
     assert "shares objects with chain" in reasons["head_alias"]
     out = {"__name__": "__main__"}
     assert el.load_snapshot(snap, out).ok and out["short"].next.v == 98
+
+
+# - A plugin registry kept by a base class's __init_subclass__, which names the base by its
+#   global name (the usual way): restore failed for the whole hierarchy ("NameError: name
+#   'Base' is not defined": the hook ran again while the subclass was rebuilt, before Base
+#   was bound), and where it did run it registered every subclass twice and wrapped its
+#   methods twice. What the hook did is in the restored state: it is not run again.
+REGISTRY = '''
+class Base:
+    registry = []
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        Base.registry.append(cls.__name__)
+        cls.run = (lambda f: (lambda self: "checked " + f(self)))(cls.run)
+    def run(self):
+        return "base"
+class A(Base):
+    def run(self):
+        return "a"
+class B(Base):
+    pass
+class C(A):
+    pass
+b = B()
+'''
+
+
+def test_a_notebook_init_subclass_registry_restores_once(nb):
+    ns = nb(REGISTRY)
+    before = [ns["Base"].registry, ns["A"]().run(), ns["b"].run(), ns["C"]().run()]
+    assert before == [["A", "B", "C"], "checked a", "checked base", "checked checked a"]
+    printed = restore_elsewhere(el.snapshot(ns).data, '''
+assert restore_report["ok"] and restore_report["warnings"] == [], restore_report
+print([Base.registry, A().run(), b.run(), C().run()])
+class D(B):  # the restored hook still works for new classes
+    pass
+print([Base.registry[-1], D().run()])
+''')
+    assert printed.split("\n")[:2] == [str(before), str(["D", "checked checked base"])], printed
+
+
+def test_a_library_init_subclass_that_needs_keywords_is_reported(nb, monkeypatch):
+    import sys
+    import types
+    lib = types.ModuleType("el_newuser_plugins")
+    exec('''
+class Plugin:
+    def __init_subclass__(cls, *, key, **kw):
+        super().__init_subclass__(**kw)
+        cls.key = key
+''', lib.__dict__)
+    lib.Plugin.__module__ = "el_newuser_plugins"
+    monkeypatch.setitem(sys.modules, "el_newuser_plugins", lib)
+    ns = nb("from el_newuser_plugins import Plugin\nclass CSV(Plugin, key='csv'):\n    pass\n")
+    out = {"__name__": "__main__"}
+    rep = el.load_snapshot(el.snapshot(ns), out)
+    assert out["CSV"].key == "csv" and issubclass(out["CSV"], lib.Plugin)
+    assert len(rep.warnings) == 1 and "class CSV was not rebuilt faithfully" in rep.warnings[0]

@@ -1,7 +1,7 @@
 """Notebook classes come back as they were created, in a NEW process (in the same process
 cloudpickle's class tracker hands back the original class and hides any loss): __slots__,
 namedtuples, slotted dataclasses, __dict__/__weakref__ layout; and a class whose base's
-__init_subclass__ needed keyword arguments is rebuilt and reported as not faithful."""
+__init_subclass__ needed keyword arguments is rebuilt (a notebook hook is not run again)."""
 
 import json
 
@@ -128,9 +128,10 @@ reader = CSV()
 assert reader.load() == "csv!" and CSV.key == "csv" and isinstance(reader, Plugin)
 assert Registry.known == {"listed": Listed}
 assert Plain.tag == "plain"
-warnings = restore_report["warnings"]
-assert len(warnings) == 1, warnings
-assert "class CSV was not rebuilt faithfully" in warnings[0] and "Plugin.__init_subclass__" in warnings[0]
+# The notebook's own hooks are not run again (what they did is in the restored state), so
+# the keyword arguments they would need are not missed: nothing to report. A library's hook
+# that needs them: tests/py/test_newuser_pickling.py.
+assert restore_report["warnings"] == [], restore_report["warnings"]
 """)
 
 
