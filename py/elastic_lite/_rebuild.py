@@ -15,6 +15,7 @@ Two ideas live here:
 """
 
 import functools
+import sys
 import threading
 import types
 
@@ -104,10 +105,28 @@ def _skeleton(cp, hooks, *args):
     for k, _ in saved:
         k.__init_subclass__ = classmethod(_skip_init_subclass)
     try:
+        if _notebook_metaclass(args[0]):
+            return _bare_class(*args)
         return cp._make_skeleton_class(*args)
     finally:
         for k, hook in saved:
             k.__init_subclass__ = hook
+
+
+def _notebook_metaclass(meta):
+    """A metaclass whose every `__new__`/`__init__` (besides type's) is the notebook's own:
+    like a notebook `__init_subclass__`, what they did is in the restored state (a class
+    registry), and run again they would do it twice."""
+    if not isinstance(meta, type) or meta is type:
+        return False
+    own = [k for k in meta.__mro__ if k not in (type, object)
+           and ("__new__" in k.__dict__ or "__init__" in k.__dict__)]
+    return bool(own) and all(map(_notebook_class, own))
+
+
+def _bare_class(meta, name, bases, type_kwargs, tracker_id, extra):
+    """The skeleton made by `type.__new__` alone: a notebook metaclass's own code is not run."""
+    return type.__new__(meta, name, bases, {sys.intern(k): v for k, v in type_kwargs.items()})
 
 
 def make_class(type_constructor, name, bases, type_kwargs, tracker_id, extra):
@@ -118,6 +137,7 @@ def make_class(type_constructor, name, bases, type_kwargs, tracker_id, extra):
     class is in the class's state, and what it did to notebook objects (a registry, a
     counter) is in theirs, both restored. When every such hook is the notebook's own, it is
     skipped here: run again it would register the class twice, wrap its methods twice...
+    The same holds for a notebook metaclass's `__new__`/`__init__` (`_notebook_metaclass`).
     A library's hook runs (it may set up what no state holds), without the keyword arguments
     the class statement once passed it (Python keeps them nowhere); if it refuses to run
     without them, the class is built with that hook skipped, which is reported."""
@@ -134,7 +154,7 @@ def make_class(type_constructor, name, bases, type_kwargs, tracker_id, extra):
     if hooks and all(map(_notebook_class, hooks)):
         return _skeleton(cp, hooks, *args)
     try:
-        return cp._make_skeleton_class(*args)
+        return _skeleton(cp, (), *args)
     except TypeError as exc:
         why = str(exc)
         owner = next((k for b in bases if isinstance(b, type) for k in b.__mro__

@@ -196,3 +196,54 @@ class Plugin:
     rep = el.load_snapshot(el.snapshot(ns), out)
     assert out["CSV"].key == "csv" and issubclass(out["CSV"], lib.Plugin)
     assert len(rep.warnings) == 1 and "class CSV was not rebuilt faithfully" in rep.warnings[0]
+
+
+# - The same with a notebook metaclass keeping a registry in __new__: every class was
+#   registered again on restore (['Plugin', 'Loud', 'Plugin', 'Loud']).
+METACLASS = '''
+import abc
+class Registry(type):
+    classes = []
+    def __new__(mcls, name, bases, ns, **kw):
+        cls = super().__new__(mcls, name, bases, ns)
+        mcls.classes.append(name)
+        return cls
+class Plugin(metaclass=Registry):
+    def run(self):
+        return "base"
+class Loud(Plugin):
+    def run(self):
+        return super().run().upper()
+class AbstractMeta(abc.ABCMeta):
+    def __init__(cls, name, bases, ns):
+        super().__init__(name, bases, ns)
+        cls.made_by = "AbstractMeta"
+class Shape(metaclass=AbstractMeta):
+    @abc.abstractmethod
+    def area(self): ...
+class Square(Shape):
+    def area(self):
+        return 4
+loud = Loud()
+'''
+
+
+def test_a_notebook_metaclass_registry_restores_once(nb):
+    ns = nb(METACLASS)
+    printed = restore_elsewhere(el.snapshot(ns).data, '''
+assert restore_report["ok"], restore_report
+assert type(Loud) is Registry and loud.run() == "BASE" and isinstance(loud, Plugin)
+print(Registry.classes)
+class New(Plugin):
+    pass
+print(Registry.classes[-1])
+# a metaclass that derives from a library one (abc.ABCMeta) is still run: ABCs must work
+assert Square().area() == 4 and Square.made_by == "AbstractMeta"
+try:
+    Shape()
+except TypeError:
+    pass
+else:
+    raise AssertionError("Shape is abstract")
+''')
+    assert printed.split("\n")[:2] == ["['Plugin', 'Loud']", "New"], printed
