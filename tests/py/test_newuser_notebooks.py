@@ -5,9 +5,10 @@ aliasing and identity, types, that functions and methods run, views that stay vi
 
 Each notebook says in its metadata ("elastic_lite_test") what it is about, which variables
 the checkpoint must report as skipped, and which the restore must report as failed — exactly
-those, each with a reason. The same notebooks ran through the CLI in Pyodide and the demo page
-in Chromium when they were written; the fatal errors found there have their own tests
-(tests/node/newuser-pyodide-crash.test.mjs).
+those, each with a reason. tests/node/newuser-pyodide-notebooks.test.mjs does the same in
+two fresh Pyodide interpreters ("skipped_pyodide" where its Python 3.14 differs); they also
+ran through the CLI and the demo page in Chromium when they were written, and the fatal
+errors found there have their own tests (tests/node/newuser-pyodide-crash.test.mjs).
 """
 
 import json
