@@ -123,6 +123,24 @@ class Capture:
         self.skipped = []  # [{"name", "type", "reason"}] decided before serializing
 
 
+def _unstorable_name(name):
+    """Why a checkpoint cannot hold a variable of this name, or None. Record names are UTF-8,
+    separated by NUL bytes: `globals()["a\\0b"] = x` came back as two variables `a` and `b`
+    (and a record that does not hold 2 values), `globals()[""]` as a record of no names, and
+    one lone surrogate aborted the whole checkpoint with a UnicodeEncodeError."""
+    if not isinstance(name, str):
+        return "only names that are strings can be stored"
+    if not name:
+        return "an empty name cannot be stored in a checkpoint"
+    if "\0" in name:
+        return "a name containing a NUL character cannot be stored in a checkpoint"
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "a name that is not valid Unicode (a lone surrogate) cannot be stored"
+    return None
+
+
 def capture(namespace, names=None):
     ns_module_name = namespace.get("__name__", "__main__")
     hidden = _hidden_names(namespace)
@@ -137,6 +155,11 @@ def capture(namespace, names=None):
         elif not isinstance(name, str) or name.startswith("_") or name in KERNEL_NAMES:
             continue
         elif name in hidden and hidden[name] is value:
+            continue
+        why = _unstorable_name(name)
+        if why is not None:
+            result.skipped.append({"name": name.encode("utf-8", "backslashreplace").decode(),
+                                   "type": type_name(value), "reason": why})
             continue
         binding = _module_binding(name, value, ns_module_name, imported)
         if binding is not None:

@@ -247,3 +247,19 @@ else:
     raise AssertionError("Shape is abstract")
 ''')
     assert printed.split("\n")[:2] == ["['Plugin', 'Loud']", "New"], printed
+
+
+# - Names a checkpoint cannot hold (set through globals()[...]): "a\0b" came back as two
+#   variables a and b of a record that did not hold 2 values, "" as a record of no names, and
+#   one lone surrogate aborted the whole checkpoint (UnicodeEncodeError).
+def test_names_a_checkpoint_cannot_hold_are_skipped_with_a_reason(nb):
+    ns = nb("x = 1\n")
+    ns["a\0b"], ns[""], ns["\ud800"], ns["a b"] = [9], 7, 8, 3
+    snap = el.snapshot(ns)
+    assert sorted(n for g in snap.groups for n in g.names) == ["a b", "x"]
+    reasons = {s["name"]: s["reason"] for s in snap.skipped}
+    assert set(reasons) == {"a\0b", "", "\\ud800"}
+    assert "NUL" in reasons["a\0b"] and "empty" in reasons[""] and "surrogate" in reasons["\\ud800"]
+    out = {}
+    rep = el.load_snapshot(snap, out)
+    assert rep.ok and out["x"] == 1 and out["a b"] == 3 and "a" not in out
