@@ -25,7 +25,7 @@ import zlib
 from . import _checkpoint_replay, _history, _jsbytes, _signing
 from ._capture import default_namespace
 from ._report import checkpoint_meta
-from ._restore import load_snapshot
+from ._restore import JSON_DEPTH, json_depth, load_snapshot
 from ._snapshot import SnapshotStream, snapshot
 
 DEFAULT_NAME = "checkpoint"
@@ -449,12 +449,26 @@ def _is_nullish(value):
 
 
 def _plain(value):
-    """A JS value as plain Python data (null -> None), through JSON: metadata is JSON-like."""
+    """A JS value as plain Python data (null -> None), through JSON: metadata is JSON-like.
+    What a store gives back may have been written by other code (a directory copied from
+    elsewhere): metadata nested deeper than JS can stringify, or than Elastic Lite ever writes,
+    is a StoreError saying so, not a RangeError from inside the bridge."""
     if _is_nullish(value):
         return None
     import json
     from js import JSON
-    return json.loads(JSON.stringify(value))
+    try:
+        text = JSON.stringify(value)
+        depth = json_depth(text.encode("utf-8", "surrogatepass"))
+    except Exception as err:  # pyodide.ffi.JsException: RangeError, call stack exceeded
+        raise StoreError(f"the store gave back metadata that cannot be read ({err}); Elastic "
+                         "Lite did not write it: the store is damaged or was changed by other "
+                         "code") from None
+    if depth > JSON_DEPTH:
+        raise StoreError(f"the store gave back metadata nesting {depth} levels deep, and Elastic "
+                         f"Lite writes at most {JSON_DEPTH}: the store is damaged or was changed "
+                         "by other code")
+    return json.loads(text)
 
 
 class JsStore:

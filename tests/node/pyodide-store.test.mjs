@@ -173,3 +173,29 @@ found = await s.has_records([e["records"][0]["key"], "0" * 64])`);
     assert.deepEqual(out, [true, true, true, [true, false]]);
   });
 });
+
+test('metadata another program nested deep in the store: list and restore raise StoreError saying so, the interpreter goes on', async () => {
+  const store = new MemoryStore();
+  const D = await freshPyodide({ store });
+  await py(D, 'import elastic_lite as el\nx = 1\nawait el.checkpoint("a")');
+  const nest = (n) => { let v = 0; for (let i = 0; i < n; i++) v = [v]; return v; };
+  const outcome = async (code) => pyJson(D, `await _outcome(${code})`);
+  await py(D, `
+async def _outcome(awaitable):
+    try:
+        await awaitable
+        return "ok"
+    except Exception as err:
+        return f"{type(err).__name__}: {err}"`);
+  // deeper than JS can stringify (its RangeError crossed into Python as a raw JsException)
+  for (const e of store._entries.values()) e.meta.extra = nest(3000);
+  const listed = await outcome('el.list_checkpoints()');
+  assert.match(listed, /^StoreError: the store gave back metadata that cannot be read .*changed by other code/, listed);
+  // deeper than Elastic Lite writes, though JS still stringifies it
+  for (const e of store._entries.values()) e.meta.extra = nest(500);
+  assert.match(await outcome('el.list_checkpoints()'), /^StoreError: the store gave back metadata nesting 50\d levels deep/);
+  assert.match(await outcome('el.restore("a")'), /^StoreError: .*nesting 50\d levels deep/);
+  assert.equal(await py(D, '6 * 7'), 42);
+  delete [...store._entries.values()][0].meta.extra;
+  assert.equal(await outcome('el.restore("a")'), 'ok');
+});
