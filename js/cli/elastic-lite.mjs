@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { CliError, EXIT } from './errors.mjs';
 import { makeContext, DEFAULT_STORE, jsonState } from './context.mjs';
 
-const COMMANDS = ['run', 'restore', 'ls', 'inspect', 'verify', 'export', 'import', 'rm', 'retention'];
+const COMMANDS = ['run', 'restore', 'ls', 'inspect', 'verify', 'export', 'import', 'rm', 'retention', 'keygen', 'publish'];
 
 const GLOBAL_OPTIONS = {
   store: { type: 'string', arg: 'dir', help: `checkpoint directory (default: ${DEFAULT_STORE}/ in the current directory)` },
