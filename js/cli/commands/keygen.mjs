@@ -12,7 +12,7 @@ export default {
   summary: 'make a publisher key pair (for publish)',
   usage: 'keygen FILE',
   description: 'FILE receives the private key (mode 0600; it must not exist). Keep it out of the site.\n' +
-    'The public key is printed: pin it in the site (jupyter-lite.json, "publisherKeys").',
+    'The public key is printed as the overrides.json a JupyterLite site pins it with.',
   options: {},
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw usageError('keygen needs one FILE to write the private key to.');
@@ -22,9 +22,8 @@ export default {
     const pin = { keyId: key.keyId, ...key.publicKey };
     ctx.emit({ ok: true, file, keyId: key.keyId, publicKey: pin });
     ctx.say(`Wrote the private key ${ctx.positionals[0]} (key ${key.keyId}); keep it secret and out of the site.`);
-    ctx.say('Pin its public key in the site\'s jupyter-lite.json, under "litePluginSettings" →');
-    ctx.say('"jupyterlite-elastic-lite:plugin" → "publisherKeys": [ ... ]:');
-    ctx.say(JSON.stringify(pin));
+    ctx.say('Pin its public key in the site: this in the lite dir\'s overrides.json (then jupyter lite build):');
+    ctx.say(JSON.stringify({ 'elastic-lite-jupyterlite:plugin': { publisherKeys: [pin] } }));
     return EXIT.OK;
   },
 };
