@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DirectoryStore, nameToStem } from '../store/directory.mjs';
 import { CliError, EXIT, usageError } from './errors.mjs';
+import { shownText } from '../shared/report.mjs';
 
 export const DEFAULT_STORE = '.elastic-lite';
 
@@ -67,7 +68,8 @@ export function makeContext(values, positionals, { stdout = process.stdout, stde
       stdout.write(`${JSON.stringify(obj, null, 2)}\n`);
       jsonState.emitted = true;
     },
-    warn(text) { stderr.write(`elastic-lite: warning: ${text}\n`); },
+    /** A warning on stderr, in one line (names in it from a file are shown escaped). */
+    warn(text) { stderr.write(`elastic-lite: warning: ${shownText(text)}\n`); },
     stdout,
     stderr,
   };

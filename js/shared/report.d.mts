@@ -10,6 +10,7 @@ export interface IProblem {
 }
 export const MANIFEST: string;
 export const KINDS: readonly string[];
+export function shownText(text: unknown): string;
 export function recordLabel(names: string[] | null | undefined): string;
 export function variableNames(names: string[] | null | undefined): string[];
 export function problemLine(label: string, problem: { names?: string[]; message?: string }): string;

@@ -12,6 +12,23 @@ export const MANIFEST = '__elastic_lite_manifest__';
 /** Problem kinds, in the order a person should read them. */
 export const KINDS = Object.freeze(['damaged', 'refused', 'needs', 'failed']);
 
+/**
+ * Text that came from a file (a variable, type or module name, a notebook path, a cell's
+ * first line), made safe to show on a terminal or a page: every character that could move
+ * the cursor, clear or hide text, or reorder what follows is replaced by a visible escape —
+ * C0 controls, DEL and C1 controls as \xNN, the Unicode bidirectional controls (embeddings,
+ * overrides, isolates, marks) and the line and paragraph separators as \uNNNN. Everything
+ * else, backslashes included, stays as it is, so escaping twice changes nothing. The rule is
+ * Python's too (elastic_lite's tables): tests/vectors/escape-text.json holds it for both.
+ */
+export function shownText(text) {
+  return String(text ?? '').replace(UNSAFE_TEXT, (ch) => {
+    const c = ch.codePointAt(0);
+    return c < 0x100 ? `\\x${c.toString(16).padStart(2, '0')}` : `\\u${c.toString(16).padStart(4, '0')}`;
+  });
+}
+const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+
 /** "p, q" for a record's variables, "the manifest" for the manifest record. */
 export function recordLabel(names) {
   if (!names || names.length === 0) return '';
@@ -27,11 +44,12 @@ export function variableNames(names) {
 /**
  * One line for one problem: "LABEL: VARIABLES: MESSAGE". The message is the host API's own
  * sentence (the same in every host); the label (a file or checkpoint name) is optional.
+ * Control characters of names in it are shown escaped (shownText).
  */
 export function problemLine(label, problem) {
   const who = recordLabel(problem.names);
-  return [label, who, String(problem.message ?? '').replace(/\s+/g, ' ').trim()]
-    .filter(Boolean).join(': ');
+  return shownText([label, who, String(problem.message ?? '').replace(/\s+/g, ' ').trim()]
+    .filter(Boolean).join(': '));
 }
 
 /** Problems of one kind. */
@@ -122,7 +140,7 @@ export function importRows(trust) {
 /** One sentence on why a checkpoint is foreign, or '' when it is the store's own. */
 export function foreignLine(trust) {
   if (trust?.provenance !== 'foreign') return '';
-  return `This checkpoint is foreign (${trust.foreign_reason ?? 'it does not come from this store'}): ` +
+  return `This checkpoint is foreign (${shownText(trust.foreign_reason ?? 'it does not come from this store')}): ` +
     'restoring it loads nothing until you confirm that you trust where it comes from.';
 }
 

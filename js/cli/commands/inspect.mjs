@@ -7,7 +7,7 @@
 // This is what a person reviews before `restore --trust` of a foreign file.
 import { CliError, EXIT } from '../errors.mjs';
 import { fmtDate, table } from '../format.mjs';
-import { fmtBytes, foreignLine, importRows, problemLine, problemsOf } from '../../shared/report.mjs';
+import { fmtBytes, foreignLine, importRows, problemLine, problemsOf, shownText } from '../../shared/report.mjs';
 import { inspectArgument } from '../checkpoint-file.mjs';
 
 export default {
@@ -40,7 +40,7 @@ export default {
       ['status', line ? `DAMAGED: ${line}` : `whole (${records.length} records; checksums and pickle streams valid)`],
     ];
     if (report.meta?.notebook) head.splice(1, 0, ['notebook', report.meta.notebook]);
-    ctx.say(head.map(([k, v]) => `${k.padEnd(10)}  ${v}`).join('\n'));
+    ctx.say(head.map(([k, v]) => `${k.padEnd(10)}  ${shownText(v)}`).join('\n'));
     ctx.say('');
     ctx.say(table(
       [{ title: '#', align: 'right' }, { title: 'NAMES' }, { title: 'SERIALIZER' }, { title: 'OFFSET', align: 'right' },

@@ -12,7 +12,7 @@
 // works); the restore summary and timings go to stderr.
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
-import { fmtMs, foreignLine, importRows, problemLine, recomputedLines, recordLabel, replayOutputs, restoredNothing } from '../../shared/report.mjs';
+import { fmtMs, foreignLine, importRows, problemLine, recomputedLines, recordLabel, replayOutputs, restoredNothing, shownText } from '../../shared/report.mjs';
 import { resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
 import { startSession } from '../pyodide-session.mjs';
 import { timed } from '../progress.mjs';
@@ -79,13 +79,13 @@ export default {
 };
 
 function summary(label, report) {
-  const names = report.restored.map((r) => r.name);
+  const names = report.restored.map((r) => shownText(r.name));
   const lines = [`Restored ${names.length} variable${names.length === 1 ? '' : 's'} from ${label}` +
     (names.length ? `: ${names.join(', ')}` : '.')];
-  const imports = (report.modules ?? []).filter((m) => m.ok).map((m) => m.name);
+  const imports = (report.modules ?? []).filter((m) => m.ok).map((m) => shownText(m.name));
   if (imports.length) lines.push(`Re-imported: ${imports.join(', ')}`);
   const recomputed = recomputedLines(report);
-  if (recomputed.length) lines.push('Recomputed by replay:', ...recomputed.map((l) => `  ${l}`));
+  if (recomputed.length) lines.push('Recomputed by replay:', ...recomputed.map((l) => `  ${shownText(l)}`));
   for (const { count, output } of replayOutputs(report)) {
     lines.push(`Output of cell [${count}] (re-run):`, ...output.replace(/\n$/, '').split('\n').map((l) => `  ${l}`));
   }

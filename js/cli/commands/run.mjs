@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
-import { fmtBytes, fmtMs, problemLine, replayNotes } from '../../shared/report.mjs';
+import { fmtBytes, fmtMs, problemLine, replayNotes, shownText } from '../../shared/report.mjs';
 import { readNotebook } from '../notebook.mjs';
 import { startSession } from '../pyodide-session.mjs';
 import { RETENTION_OPTIONS, retentionFrom } from '../retention.mjs';
@@ -92,8 +92,8 @@ export default {
         recompute.map((r) => [r.name, r.type ?? '?', r.cells.map((c) => `[${c}]`).join(' ')])));
     }
     const notes = replayNotes(report.replay);
-    if (notes.length) ctx.say(`\nReplay:\n${notes.map((n) => `  ${n.name ? `${n.name}: ` : ''}${n.text}`).join('\n')}`);
-    if (report.walk?.truncated) ctx.say(`\nNote: ${report.walk.truncated}`);
+    if (notes.length) ctx.say(`\nReplay:\n${notes.map((n) => `  ${shownText(`${n.name ? `${n.name}: ` : ''}${n.text}`)}`).join('\n')}`);
+    if (report.walk?.truncated) ctx.say(`\nNote: ${shownText(report.walk.truncated)}`);
     ctx.say(`\nTimings: interpreter start ${fmtMs(timings.interpreter_start_ms)}, execute ${fmtMs(timings.execute_ms)}, ` +
       `serialize ${fmtMs(timings.serialize_ms)}, store write ${fmtMs(timings.store_ms)}`);
     return EXIT.OK;
