@@ -1,17 +1,34 @@
 // File helpers of the CLI.
+import { randomBytes } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT } from './errors.mjs';
 
-/** Writes a file via a temporary file + fsync + rename, so FILE is never half written. */
+/**
+ * Writes a file via a temporary file + fsync + rename, so FILE is never half written. The
+ * temporary file has an unpredictable name in FILE's folder and is created exclusively
+ * (O_CREAT|O_EXCL|O_NOFOLLOW): a link or file planted there by someone else is never
+ * followed or overwritten, and the rename replaces FILE itself, never what a link at FILE
+ * points to.
+ */
 export async function writeFileAtomic(file, data) {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  const { O_CREAT, O_EXCL, O_WRONLY, O_NOFOLLOW } = fsConstants;
+  let tmp = null;
   try {
-    const fh = await fs.open(tmp, 'w', 0o644);
+    let fh;
+    for (let tries = 0; !fh; tries += 1) {
+      tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(8).toString('hex')}.tmp`);
+      try {
+        fh = await fs.open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, 0o644);
+      } catch (err) {
+        if (err.code !== 'EEXIST' || tries >= 8) { tmp = null; throw err; }
+      }
+    }
     try { await fh.writeFile(data); await fh.sync(); } finally { await fh.close(); }
     await fs.rename(tmp, file);
   } catch (err) {
-    await fs.rm(tmp, { force: true });
+    if (tmp) await fs.rm(tmp, { force: true });
     // A target the user chose badly is their fix (2, 3); a full or failing disk is not (4).
     const code = err.code === 'ENOENT' ? EXIT.NOT_FOUND
       : ['EACCES', 'EPERM', 'EROFS', 'EISDIR', 'ENOTDIR'].includes(err.code) ? EXIT.USAGE : EXIT.ENV;
