@@ -36,6 +36,18 @@ export async function writeFileAtomic(file, data) {
   }
 }
 
+/**
+ * Throws the system's error (EACCES, EROFS, ...) unless this process can create a file in
+ * `dir`: a file is made there exclusively under a random name and removed at once.
+ */
+export async function probeWritable(dir) {
+  const probe = path.join(dir, `.probe-${process.pid}-${randomBytes(6).toString('hex')}`);
+  const { O_CREAT, O_EXCL, O_WRONLY, O_NOFOLLOW } = fsConstants;
+  const fh = await fs.open(probe, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, 0o600);
+  await fh.close();
+  await fs.rm(probe, { force: true });
+}
+
 /** Reads a whole file, with one-line errors for the usual problems. */
 export async function readFileBytes(file) {
   try {

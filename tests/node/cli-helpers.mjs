@@ -14,11 +14,14 @@ export async function tempWorkdir(prefix = 'el-cli-') {
   return tempDir(prefix);
 }
 
-/** Runs the CLI; resolves { code, stdout, stderr } (never rejects on a non-zero exit). */
-export function runCli(args, { cwd, env = {}, timeoutMs = 120_000 } = {}) {
+/**
+ * Runs the CLI; resolves { code, stdout, stderr } (never rejects on a non-zero exit). `user`:
+ * { uid, gid } to run it as another user (the test runs as root).
+ */
+export function runCli(args, { cwd, env = {}, timeoutMs = 120_000, user } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
-      cwd, env: { ...process.env, ELASTIC_LITE_DEBUG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd, env: { ...process.env, ELASTIC_LITE_DEBUG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...user,
     });
     let stdout = ''; let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });

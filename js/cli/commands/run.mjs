@@ -8,6 +8,7 @@ import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
 import { fmtBytes, fmtMs, problemLine, replayNotes, shownText } from '../../shared/report.mjs';
+import { probeWritable } from '../files.mjs';
 import { readNotebook } from '../notebook.mjs';
 import { startSession } from '../pyodide-session.mjs';
 import { RETENTION_OPTIONS, retentionFrom } from '../retention.mjs';
@@ -38,67 +39,103 @@ export default {
     if (ctx.values.history) ctx.checkName(pointName(name, 1));
     const store = ctx.store(retention ? { retention } : undefined);
     const nb = await readNotebook(file);
-
-    const timings = {};
-    const session = await timed(timings, 'interpreter_start_ms', 'starting Python (Pyodide)', () => startSession({ echo: !ctx.json, store }));
-
-    const cells = [];
-    timings.execute_ms = 0;
-    for (const cell of nb.cells) {
-      const label = `cell ${cell.number}`;
-      const running = phase(`running ${label} of ${notebook}`);
-      const r = await session.runCell(cell.source, label, cell.number);
-      const ms = running.end(r.ok ? 'done' : 'failed');
-      timings.execute_ms += ms;
-      for (const w of r.warnings) ctx.warn(w);
-      cells.push({ number: cell.number, ok: r.ok, ms, output: r.output, value: r.value, warnings: r.warnings, traceback: r.traceback });
-      if (r.value != null && !ctx.json) ctx.stdout.write(`Out[${cell.number}]: ${r.value}\n`);
-      if (r.ok && ctx.values.history) {
-        cells.at(-1).checkpoint = await historyPoint(ctx, session, name, notebook, cell, timings);
-      }
-      if (!r.ok) {
-        ctx.emit({ ok: false, notebook: path.resolve(file), failedCell: cell.number, cells, timings });
-        throw new CliError(`${notebook}: cell ${cell.number} raised an exception; stopped there, ` +
-          `${ctx.values.history ? 'the history points before it are saved, nothing after' : 'nothing was saved'}.`,
-          EXIT.FAILED, { details: r.traceback });
-      }
+    const claim = await claimName(ctx, store, name); // nothing runs unless it can be saved
+    try {
+      return await runAndSave(ctx, { store, file, notebook, name, nb, claim });
+    } finally {
+      await claim.release();
     }
-
-    const p = phase('serializing the session');
-    const report = await session.call('checkpoint', {
-      name, notebook, replay: !ctx.values['no-replay'], recompute_large: !!ctx.values['recompute-large'],
-    }, {
-      progress: (ev) => p.tick(ev.phase === 'store' ? `writing checkpoint "${name}"`
-        : `group ${Math.min(ev.done + 1, ev.total)} of ${ev.total}`),
-    });
-    p.end(report.ok ? 'done' : 'failed');
-    Object.assign(timings, report.timings);
-    ctx.emit({ ...report, store: ctx.storeDir, notebook: path.resolve(file), cells: cells.map(({ traceback, ...c }) => c), timings });
-    if (!report.ok) throw new CliError(problemLine(`checkpoint "${name}"`, report.problems[0]), EXIT.FAILED);
-    const { variables, skipped } = report;
-    const recompute = report.replay?.recompute ?? [];
-    ctx.say(`\nCheckpoint "${name}" saved to ${ctx.storeDir} (${fmtBytes(report.size)}, ` +
-      `${variables.length} variables, ${skipped.length} skipped` +
-      `${recompute.length ? `, ${recompute.length} recomputed on restore` : ''}).\n`);
-    ctx.say(variableTable(variables));
-    if (skipped.length) {
-      ctx.say('\nSkipped (not in the checkpoint):');
-      ctx.say(table([{ title: 'VARIABLE' }, { title: 'TYPE' }, { title: 'REASON' }],
-        skipped.map((s) => [s.name, s.type, s.reason])));
-    }
-    if (recompute.length) {
-      ctx.say('\nRecomputed on restore (not stored), by re-running the cells that made them:');
-      ctx.say(table([{ title: 'VARIABLE' }, { title: 'TYPE' }, { title: 'CELLS' }],
-        recompute.map((r) => [r.name, r.type ?? '?', r.cells.map((c) => `[${c}]`).join(' ')])));
-    }
-    const notes = replayNotes(report.replay);
-    if (notes.length) ctx.say(`\nReplay:\n${notes.map((n) => `  ${shownText(`${n.name ? `${n.name}: ` : ''}${n.text}`)}`).join('\n')}`);
-    if (report.walk?.truncated) ctx.say(`\nNote: ${shownText(report.walk.truncated)}`);
-    ctx.say(`\nTimings: interpreter start ${fmtMs(timings.interpreter_start_ms)}, execute ${fmtMs(timings.execute_ms)}, ` +
-      `serialize ${fmtMs(timings.serialize_ms)}, store write ${fmtMs(timings.store_ms)}`);
-    return EXIT.OK;
   },
 };
+
+/**
+ * Before anything runs: the store can be written, and no other process is saving NAME. The
+ * name's writer lock is taken without waiting and held while the notebook runs (released for
+ * the checkpoint itself, which takes it again), so a second `run` to the same name is told at
+ * once instead of silently replacing the first one's checkpoint minutes later.
+ */
+async function claimName(ctx, store, name) {
+  let held = null;
+  try {
+    held = await store.lock(name, { timeoutMs: 0 });
+    for (const sub of ['entries', 'records']) await probeWritable(path.join(store.dir, sub));
+    return held;
+  } catch (err) {
+    await held?.release();
+    if (err.code === 'busy') {
+      throw new CliError(`checkpoint "${name}" is being saved by another process right now; nothing was run. ` +
+        `Wait for it to finish, or pass --name with another name. (${err.message})`, EXIT.FAILED);
+    }
+    if (['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST'].includes(err.code)) {
+      throw new CliError(`cannot save checkpoints in ${ctx.storeDir} (${err.code}: ${err.syscall ?? 'write'} ` +
+        `${err.path ?? ctx.storeDir}); nothing was run. Pass --store DIR with a folder you can write.`, EXIT.USAGE);
+    }
+    throw err;
+  }
+}
+
+/** The notebook's cells in a fresh Pyodide, then the checkpoint (the claim released for it). */
+async function runAndSave(ctx, { store, file, notebook, name, nb, claim }) {
+  const timings = {};
+  const session = await timed(timings, 'interpreter_start_ms', 'starting Python (Pyodide)', () => startSession({ echo: !ctx.json, store }));
+
+  const cells = [];
+  timings.execute_ms = 0;
+  for (const cell of nb.cells) {
+    const label = `cell ${cell.number}`;
+    const running = phase(`running ${label} of ${notebook}`);
+    const r = await session.runCell(cell.source, label, cell.number);
+    const ms = running.end(r.ok ? 'done' : 'failed');
+    timings.execute_ms += ms;
+    for (const w of r.warnings) ctx.warn(w);
+    cells.push({ number: cell.number, ok: r.ok, ms, output: r.output, value: r.value, warnings: r.warnings, traceback: r.traceback });
+    if (r.value != null && !ctx.json) ctx.stdout.write(`Out[${cell.number}]: ${r.value}\n`);
+    if (r.ok && ctx.values.history) {
+      cells.at(-1).checkpoint = await historyPoint(ctx, session, name, notebook, cell, timings);
+    }
+    if (!r.ok) {
+      ctx.emit({ ok: false, notebook: path.resolve(file), failedCell: cell.number, cells, timings });
+      throw new CliError(`${notebook}: cell ${cell.number} raised an exception; stopped there, ` +
+        `${ctx.values.history ? 'the history points before it are saved, nothing after' : 'nothing was saved'}.`,
+        EXIT.FAILED, { details: r.traceback });
+    }
+  }
+
+  await claim.release(); // the checkpoint takes the name's lock itself
+  const p = phase('serializing the session');
+  const report = await session.call('checkpoint', {
+    name, notebook, replay: !ctx.values['no-replay'], recompute_large: !!ctx.values['recompute-large'],
+  }, {
+    progress: (ev) => p.tick(ev.phase === 'store' ? `writing checkpoint "${name}"`
+      : `group ${Math.min(ev.done + 1, ev.total)} of ${ev.total}`),
+  });
+  p.end(report.ok ? 'done' : 'failed');
+  Object.assign(timings, report.timings);
+  ctx.emit({ ...report, store: ctx.storeDir, notebook: path.resolve(file), cells: cells.map(({ traceback, ...c }) => c), timings });
+  if (!report.ok) throw new CliError(problemLine(`checkpoint "${name}"`, report.problems[0]), EXIT.FAILED);
+  const { variables, skipped } = report;
+  const recompute = report.replay?.recompute ?? [];
+  ctx.say(`\nCheckpoint "${name}" saved to ${ctx.storeDir} (${fmtBytes(report.size)}, ` +
+    `${variables.length} variables, ${skipped.length} skipped` +
+    `${recompute.length ? `, ${recompute.length} recomputed on restore` : ''}).\n`);
+  ctx.say(variableTable(variables));
+  if (skipped.length) {
+    ctx.say('\nSkipped (not in the checkpoint):');
+    ctx.say(table([{ title: 'VARIABLE' }, { title: 'TYPE' }, { title: 'REASON' }],
+      skipped.map((s) => [s.name, s.type, s.reason])));
+  }
+  if (recompute.length) {
+    ctx.say('\nRecomputed on restore (not stored), by re-running the cells that made them:');
+    ctx.say(table([{ title: 'VARIABLE' }, { title: 'TYPE' }, { title: 'CELLS' }],
+      recompute.map((r) => [r.name, r.type ?? '?', r.cells.map((c) => `[${c}]`).join(' ')])));
+  }
+  const notes = replayNotes(report.replay);
+  if (notes.length) ctx.say(`\nReplay:\n${notes.map((n) => `  ${shownText(`${n.name ? `${n.name}: ` : ''}${n.text}`)}`).join('\n')}`);
+  if (report.walk?.truncated) ctx.say(`\nNote: ${shownText(report.walk.truncated)}`);
+  ctx.say(`\nTimings: interpreter start ${fmtMs(timings.interpreter_start_ms)}, execute ${fmtMs(timings.execute_ms)}, ` +
+    `serialize ${fmtMs(timings.serialize_ms)}, store write ${fmtMs(timings.store_ms)}`);
+  return EXIT.OK;
+}
 
 /** The name of the history point after cell `n` of a run named `name`. */
 export function pointName(name, n) {
