@@ -13,6 +13,7 @@ import { LabIcon } from '@jupyterlab/ui-components';
 
 import { ElasticLiteController } from './controller';
 import { IRetention } from './modules';
+import { offerPublished } from './published';
 import { CheckpointSidebar } from './sidebar';
 
 const PLUGIN_ID = 'elastic-lite-jupyterlite:plugin';
@@ -43,6 +44,8 @@ interface ISettings {
   historyKeepHourly: number;
   historyMaxMiB: number;
   replay: boolean;
+  /** Public keys of the publishers whose published notebook states this site trusts. */
+  publisherKeys: unknown[];
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -92,6 +95,7 @@ function loadSettings(
     historyKeepHourly: 24,
     historyMaxMiB: 1024,
     replay: true,
+    publisherKeys: [],
     async set(key, value) {
       await loading; // a change made while the registry loads must not be overwritten by it
       if (stored) {
@@ -287,7 +291,10 @@ function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, se
     window.clearTimeout(pending);
     pending = window.setTimeout(() => {
       if (settings.offerRestore && !panel.isDisposed) {
-        void controller.offerRestore(panel);
+        // no checkpoint of its own yet: the state its publisher shipped with it, if any
+        void controller
+          .offerRestore(panel)
+          .then(offered => offered || offerPublished(panel, controller, () => settings.publisherKeys));
       }
     }, 500);
   };
