@@ -72,8 +72,21 @@ def _module_binding(name, value, ns_module_name, imported):
         module = sys.modules.get(mod)
         if module is None or getattr(module, qual, None) is not value:
             return None
-        return (mod, qual)
+        return None if _computed_anew(module, qual) else (mod, qual)
     return _module_attribute(name, value, ns_module_name)
+
+
+def _computed_anew(module, attr):
+    """True when `module` gives `attr` only through its own `__getattr__` (PEP 562) and does
+    not keep it: asked again in another interpreter it computes it again, so what a restore
+    would bind cannot be checked before it runs (the restore refuses such a binding). typing
+    on Python 3.14 computes ContextManager, AsyncContextManager, Pattern and Match that way
+    but keeps what it computed in its namespace: those are bound by name, and the restore
+    asks the module for them (_trust.computed_binding)."""
+    try:
+        return attr not in vars(module)
+    except TypeError:  # no __dict__ (a JsProxy module of Pyodide): a plain attribute
+        return False
 
 
 def _module_attribute(name, value, ns_module_name):
@@ -90,11 +103,26 @@ def _module_attribute(name, value, ns_module_name):
         for attr in (name, getattr(value, "__qualname__", None),
                      getattr(value, "__name__", None), getattr(value, "_name", None)):
             if isinstance(attr, str) and attr.isidentifier() and \
-                    getattr(module, attr, None) is value:
+                    getattr(module, attr, None) is value and not _computed_anew(module, attr):
                 return (mod, attr)
     except Exception:  # an object whose attributes raise: not a binding
         return None
     return None
+
+
+def _computed_reference(value, ns_module_name):
+    """A library function or class that pickle can only save by its name, in a module that
+    computes that name anew each time (_computed_anew): a restore would refuse it."""
+    if not isinstance(value, _IMPORTABLE_KINDS):
+        return False
+    try:
+        mod, qual = value.__module__, value.__qualname__
+        module = sys.modules.get(mod) if isinstance(mod, str) else None
+        return mod not in (ns_module_name, "__main__") and isinstance(qual, str) and \
+            module is not None and getattr(module, qual, None) is value and \
+            _computed_anew(module, qual)
+    except Exception:
+        return False
 
 
 def _saved_by_own_name(value, ns_module_name, namespace):
@@ -170,6 +198,13 @@ def capture(namespace, names=None):
                 "reason": f"module {getattr(value, '__name__', '?')!r} is not importable "
                           "by name (not in sys.modules); re-create it after restore",
             })
+        elif _computed_reference(value, ns_module_name):
+            result.skipped.append({
+                "name": name, "type": type_name(value),
+                "reason": f"module {value.__module__!r} computes {value.__qualname__!r} with its "
+                          "__getattr__ each time it is asked, so a restore could not check "
+                          "what it would bind (pickle saves it only by that name): run "
+                          f"`from {value.__module__} import {value.__qualname__}` after restore"})
         elif not is_notebook_def(value, namespace) and _saved_by_own_name(
                 value, ns_module_name, namespace):
             result.skipped.append({

@@ -39,7 +39,7 @@ import re
 import sys
 import time
 
-from . import _core, _history, _jsbytes, _made_here, _rebuild, _trust
+from . import _core, _history, _jsbytes, _made_here, _module_attrs, _rebuild, _trust
 from ._capture import default_namespace
 from ._pickling import load, load_plain
 from ._report import RestoreReport, Snapshot, describe_error as _describe_error
@@ -217,6 +217,8 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
 
     report.manifest = manifest if isinstance(manifest, dict) else None
     mode = _trust.DATA if data_only else _trust.TRUST if trust else _trust.DENY
+    if not foreign and not data_only:  # names a module computes when asked (_module_attrs)
+        _module_attrs.ask_modules(info, report.manifest)
     judgement = _trust.Judgement(info, report.manifest, mode)  # before anything is imported
     report.trust = _trust_section(judgement, foreign, trust, data_only)
     if isinstance(manifest, dict):
