@@ -81,7 +81,7 @@ fi
 
 # 3. the extension wheel ------------------------------------------------------------------
 ext_wheel="$out_dir/jupyterlite_elastic_lite-$VERSION-py3-none-any.whl"
-wheel_stamp="$(stamp_of "$labext" "$ext/pyproject.toml" "$ext/hatch_build.py" "$ext/install.json" "$ext/jupyterlite_elastic_lite/__init__.py" package.json)"
+wheel_stamp="$(stamp_of "$labext" "$ext/pyproject.toml" "$ext/hatch_build.py" "$ext/install.json" "$ext/jupyterlite_elastic_lite/__init__.py" "$ext/jupyterlite_elastic_lite/addon.py" package.json)"
 if [ ! -f "$ext_wheel" ] || ! up_to_date "$ext_wheel.stamp" "$wheel_stamp"; then
   log "building $ext_wheel"
   rm -f "$out_dir"/jupyterlite_elastic_lite-*.whl*
@@ -99,7 +99,7 @@ if [ ! -f "$pyodide_archive" ] || ! up_to_date "$pyodide_archive.stamp" "$pyodid
 fi
 
 # 5. the site -------------------------------------------------------------------------------
-out=build/lite
+out="${ELASTIC_LITE_SITE_OUT:-build/lite}"  # another folder: a scratch site (a developer's check)
 site_stamp="$(stamp_of lite "$ext_wheel" "$pyodide_archive")"
 if [ -f "$out/jupyter-lite.json" ] && up_to_date "$out/.build-stamp" "$site_stamp"; then
   exit 0
@@ -108,12 +108,14 @@ log "building the site into $out"
 pip install --quiet --no-deps --no-index --force-reinstall "$ext_wheel"
 # The lite dir: lite/'s sources in a scratch folder (the build keeps its database and cache
 # in the lite dir; build/ is where such files belong).
-src=build/lite-src
-rm -rf "$src" "$out"
+case "$out" in /*) out_abs="$out" ;; *) out_abs="$ROOT/$out" ;; esac
+build_log="$out_abs-build.log"   # build/lite-build.log for the project's site
+src="$out_abs-src"
+rm -rf "$src" "$out_abs"
 mkdir -p "$src"
 cp -r lite/files lite/jupyter-lite.json "$src/"
-(cd "$src" && jupyter lite build --no-sourcemaps --lite-dir . --output-dir "$ROOT/$out" \
-   --pyodide "$ROOT/$pyodide_archive" >"$ROOT/build/lite-build.log" 2>&1) \
-  || { tail -40 build/lite-build.log >&2; log "jupyter lite build failed (log: build/lite-build.log)"; exit 1; }
+(cd "$src" && jupyter lite build --no-sourcemaps --lite-dir . --output-dir "$out_abs" \
+   --pyodide "$ROOT/$pyodide_archive" >"$build_log" 2>&1) \
+  || { tail -40 "$build_log" >&2; log "jupyter lite build failed (log: $build_log)"; exit 1; }
 echo "$site_stamp" > "$out/.build-stamp"
 log "site ready: $out"

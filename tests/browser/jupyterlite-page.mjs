@@ -91,15 +91,7 @@ export async function runCell(page, n, expect, timeout = KERNEL_MS) {
     await page.keyboard.press('Escape');
     await page.keyboard.press('Shift+Enter');
   }
-  try {
-    await c.locator('.jp-OutputArea-output', { hasText: expect }).first().waitFor({ timeout });
-  } catch (e) {
-    const out = await cellOutput(page, n).catch(() => '(no output)');
-    const log = (page.__consoleLines || []).slice(-25).join('\n  ');
-    throw new Error(`cell ${n} did not print ${expect}; its output:\n${out}\n(${e.message.split('\n')[0]})\n` +
-      `last browser console lines:\n  ${log}`);
-  }
-  return cellOutput(page, n);
+  return waitForOutput(page, n, expect, timeout);
 }
 
 /**
@@ -201,5 +193,78 @@ export async function waitForItemCount(page, n, timeout = 60_000) {
     const have = await sidebarItems(page).count();
     const status = await page.locator('#elastic-lite-sidebar .jp-ElasticLite-status').textContent();
     throw new Error(`expected ${n} checkpoints in the sidebar, it lists ${have} (status: ${status})`);
+  }
+}
+
+/** The site's JupyterLab with no notebook named: the launcher (or the last layout). */
+export function labUrl(site, notebook = '') {
+  return `${site.server.url}lab/index.html${notebook ? `?path=${encodeURIComponent(notebook)}` : ''}`;
+}
+
+/**
+ * As a person starts: the launcher's "Python (Pyodide)" notebook card. Returns as soon as the
+ * new notebook's first cell is on the page — the kernel is still starting.
+ */
+export async function newNotebookFromLauncher(page) {
+  const card = page.locator('.jp-LauncherCard[data-category="Notebook"]', { hasText: 'Python (Pyodide)' });
+  await card.first().waitFor({ timeout: 60_000 });
+  await card.first().click();
+  await cell(page, 0).waitFor({ timeout: 60_000 });
+}
+
+/**
+ * Types `code` into cell n as a person does (the cell in edit mode, one key at a time; the
+ * lines typed are the cell's lines) and runs it with Shift+Enter, without waiting for anything
+ * in between. Returns when the run was accepted (the prompt left its old text).
+ */
+export async function typeAndRun(page, n, code) {
+  const c = cell(page, n);
+  const prompt = c.locator('.jp-InputPrompt');
+  const before = (await prompt.innerText()).trim();
+  await settleDialogs(page);
+  await c.locator('.jp-InputArea-editor').click();
+  // each line typed, then Enter and Home: no auto-indent carries over to the next line
+  const lines = code.split('\n');
+  for (const [i, line] of lines.entries()) {
+    await page.keyboard.type(line);
+    if (i < lines.length - 1) {
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Shift+Home');
+      await page.keyboard.press('Delete');
+    }
+  }
+  await page.keyboard.press('Shift+Enter');
+  const handle = await prompt.elementHandle();
+  await page.waitForFunction(([el, old]) => el.textContent.trim() !== old, [handle, before], { timeout: 30_000 });
+}
+
+/** Waits until cell n's outputs contain `expect`; fails with its output and the console. */
+export async function waitForOutput(page, n, expect, timeout = KERNEL_MS) {
+  const c = cell(page, n);
+  try {
+    await c.locator('.jp-OutputArea-output', { hasText: expect }).first().waitFor({ timeout });
+  } catch (e) {
+    const out = await cellOutput(page, n).catch(() => '(no output)');
+    const log = (page.__consoleLines || []).slice(-25).join('\n  ');
+    throw new Error(`cell ${n} did not print ${expect}; its output:\n${out}\n(${e.message.split('\n')[0]})\n` +
+      `last browser console lines:\n  ${log}`);
+  }
+  return cellOutput(page, n);
+}
+
+/**
+ * Clicks `selector` as soon as a person could: when JupyterLab asks which kernel to use first
+ * (settleDialogs), that is answered, as a person would, and the click follows.
+ */
+export async function clickWhenFree(page, selector, timeout = 60_000) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    await settleDialogs(page);
+    try {
+      await page.locator(selector).click({ timeout: 2_000 });
+      return;
+    } catch (e) {
+      if (Date.now() > end) throw e;
+    }
   }
 }

@@ -93,11 +93,25 @@ export class ElasticLiteController {
 
   /** One host operation in the panel's kernel; its report. */
   private async _host(panel: NotebookPanel, op: string, kwargs: Record<string, unknown>, data?: Uint8Array): Promise<IReport> {
-    const kernel = panel.sessionContext.session?.kernel;
+    return runInKernel(await this._kernel(panel), hostCode(op, kwargs, data));
+  }
+
+  /**
+   * The panel's kernel, once it is there: an action pressed while the notebook's session or
+   * kernel is still starting waits for it (and for the kernel to be told its notebook) instead
+   * of failing; the kernel itself runs the request once it has started.
+   */
+  private async _kernel(panel: NotebookPanel) {
+    const ctx = panel.sessionContext;
+    if (!ctx.session?.kernel && !ctx.isDisposed) {
+      await ctx.ready;
+    }
+    const kernel = ctx.session?.kernel;
     if (!kernel) {
       throw new Error('This notebook has no running kernel: start one, then try again.');
     }
-    return runInKernel(kernel, hostCode(op, kwargs, data));
+    await this._binding.get(panel); // set_notebook first: the action is this notebook's
+    return kernel;
   }
 
   /** Sets the status to "WHAT failed: ..." with the report's problems, and throws it. */
@@ -120,7 +134,13 @@ export class ElasticLiteController {
    * silently, importing (or installing) elastic_lite first. Only for Python kernels; failures
    * are logged, not shown: the notebook works without it, `%checkpoint` is then unattached.
    */
-  async bindNotebook(panel: NotebookPanel): Promise<boolean> {
+  bindNotebook(panel: NotebookPanel): Promise<boolean> {
+    const binding = this._bind(panel);
+    this._binding.set(panel, binding);
+    return binding;
+  }
+
+  private async _bind(panel: NotebookPanel): Promise<boolean> {
     const kernel = panel.sessionContext.session?.kernel;
     if (!kernel || panel.isDisposed) {
       return false;
@@ -353,6 +373,7 @@ export class ElasticLiteController {
   private _offers = new Map<string, string>(); // notebook -> its restore offer's notification
   private _kernelSince = new WeakMap<NotebookPanel, number>(); // panel -> when its kernel started (ms)
   private _bound = new WeakMap<NotebookPanel, string>(); // panel -> 'kernel id + path' told
+  private _binding = new WeakMap<NotebookPanel, Promise<boolean>>(); // panel -> set_notebook under way
   private _status = 'Ready.';
   private _historyStatus = '';
   private _changed = new Signal<this, string>(this);
