@@ -150,6 +150,7 @@ class Snapshot:
         self.walk = walk  # the grouping walk: .objects, .seconds, .truncated
         self.ms = ms
         self.replay = None  # checkpoint(): the replay plan's report (host's "replay" field)
+        self.random_state = []  # the global generators saved ("random", "numpy.random")
 
     @property
     def names(self):
@@ -174,7 +175,7 @@ class Snapshot:
         return checkpoint_text({"variables": self.variable_rows(), "skipped": d["skipped"],
                                 "modules": d["modules"], "walk": d["walk"],
                                 "size": self.size, "timings": {"total_ms": self.ms},
-                                "replay": self.replay})
+                                "replay": self.replay, "random_state": self.random_state})
 
     def to_dict(self):
         return {
@@ -183,6 +184,7 @@ class Snapshot:
             "skipped": list(self.skipped),
             "modules": list(self.modules),
             "ms": self.ms,
+            "random_state": list(self.random_state),
             "walk": None if self.walk is None else {
                 "objects": self.walk.objects, "seconds": self.walk.seconds,
                 "truncated": self.walk.truncated},
@@ -221,6 +223,7 @@ def checkpoint_text(rep):
     notes += [f"{names[v['record']]}: {v['note']}" for v in firsts if v["note"]]
     if rep.get("walk") and rep["walk"].get("truncated"):
         notes.append(rep["walk"]["truncated"])
+    notes += filter(None, [_random_state_line(rep.get("random_state"))])
     if notes:
         parts.append("notes:\n  " + "\n  ".join(notes))
     parts.append(f"{len(rows)} variables in {len(firsts)} records, "
@@ -271,9 +274,19 @@ def restore_text(rep):
         parts.append("not in the checkpoint (skipped when it was taken):\n" + _table(
             ["variable", "type", "reason"],
             [[s["name"], s["type"], s["reason"]] for s in rep["skipped"]]))
+    parts += filter(None, [_random_state_line(rep.get("random_state"), restored=True)])
     for w in rep["warnings"]:
         parts.append("warning: " + w)
     return "\n".join(parts)
+
+
+def _random_state_line(names, restored=False):
+    """What the reports say of the global random generators' state (_random_state)."""
+    if not names:
+        return None
+    what = " and ".join(names)
+    return (f"random state: {what} put back (the next draws continue the saved sequence)"
+            if restored else f"random state of {what} saved (a restore continues the sequence)")
 
 
 class RestoreReport:
@@ -292,6 +305,7 @@ class RestoreReport:
         # how it was judged: provenance, mode, every import (_restore._trust_section)
         self.trust = None
         self.replay = None  # restore(): the replay's ReplayReport (_replay), when it ran
+        self.random_state = []  # the global generators put back ("random", "numpy.random")
 
     @property
     def ok(self):
@@ -318,7 +332,8 @@ class RestoreReport:
         text = restore_text({"restored": [{"name": n} for n in self.restored],
                              "modules": self.modules, "problems": self.problems(),
                              "skipped": self.skipped, "warnings": self.warnings,
-                             "timings": {"load_ms": self.ms}, "trust": self.trust})
+                             "timings": {"load_ms": self.ms}, "trust": self.trust,
+                             "random_state": self.random_state})
         replay = self.replay
         if replay is not None and (replay.recomputed or replay.failed or replay.skipped):
             text += "\nreplay:\n  " + replay.table().replace("\n", "\n  ")
@@ -327,7 +342,7 @@ class RestoreReport:
     def to_dict(self):
         return {"restored": self.restored, "failed": self.failed, "modules": self.modules,
                 "skipped": self.skipped, "warnings": self.warnings, "ms": self.ms,
-                "ok": self.ok, "trust": self.trust,
+                "ok": self.ok, "trust": self.trust, "random_state": self.random_state,
                 "replay": None if self.replay is None else self.replay.to_dict()}
 
     def __repr__(self):

@@ -39,7 +39,8 @@ import re
 import sys
 import time
 
-from . import _core, _history, _jsbytes, _made_here, _module_attrs, _rebuild, _trust
+from . import (_core, _history, _jsbytes, _made_here, _module_attrs, _random_state, _rebuild,
+               _trust)
 from ._capture import default_namespace
 from ._pickling import load, load_plain
 from ._report import RestoreReport, Snapshot, describe_error as _describe_error
@@ -319,6 +320,7 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
         report.failed.append(dict(lost, reason=lost["message"]))
     report.restored = [n for rec in data_records if state.get(rec["index"]) == "done"
                        for n in rec.get("names") or []]
+    report.random_state = _random_state.put_back(report.manifest, report.warnings)
     report.ms = (time.perf_counter() - t0) * 1000.0
     return report
 

@@ -38,7 +38,7 @@ import pickle
 import platform
 import time
 
-from . import _core, _made_here
+from . import _core, _made_here, _random_state
 from ._history import NO_ROOM, Memo, check_content, proof_of, signature, stream_hasher
 from ._capture import capture, default_namespace
 from ._groups import DEEP_LEVELS, find_groups, is_notebook_def
@@ -58,7 +58,8 @@ _PLAIN_FIRST = ("pickle",) + _SERIALIZERS  # "pickle" declining is not a failure
 POOL_BYTES = 16 * 1024  # plain-data groups up to this size share one record (see _Pool)
 POOL_MIN = 8  # ... when there are at least this many of them
 POOL_GROUPS = 32  # groups per shared record (what a change to one of them rewrites)
-_OURS = frozenset({"version", "modules", "skipped", "types", "groups", "writable_buffers"})
+_OURS = frozenset({"version", "modules", "skipped", "types", "groups", "writable_buffers",
+                   "random"})
 
 
 def _reason(exc):
@@ -376,6 +377,7 @@ class SnapshotStream:
         ns = self.namespace
         t_start = time.perf_counter()
         cap = capture(ns, self.names)
+        random_state = _random_state.capture()
         defs = {}
         for name, value in cap.variables.items():
             if is_notebook_def(value, ns):
@@ -441,6 +443,7 @@ class SnapshotStream:
                 # restore copies a read-only container once only if some buffer must be
                 # writable (an array); bytes values are copied out of it anyway
                 "writable_buffers": picklers.writable,
+                "random": random_state,  # the global generators' state (_random_state)
             })
             _json_record(writer, [MANIFEST], "manifest", _json_payload(manifest, "manifest"))
             if self.history is not None:
@@ -456,6 +459,7 @@ class SnapshotStream:
                                  modules=cap.modules, walk=grouping,
                                  ms=(time.perf_counter() - t_start) * 1000.0)
         self.snapshot.size = size
+        self.snapshot.random_state = [_random_state.LABELS[k] for k in random_state]
         self.snapshot.reuse = None if reuse is None else dict(reuse.stats)
 
 
