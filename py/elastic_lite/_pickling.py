@@ -36,6 +36,7 @@ Protocol 5 everywhere (the C core validates protocols 0-5).
 
 import copyreg
 import functools
+import importlib
 import io
 import pickle
 import re
@@ -196,7 +197,7 @@ def _array_view_reduce(arr, ndarray):
     owner = memory_owner(arr, ndarray)
     if owner is arr:
         return None
-    if type(owner) is ndarray:
+    if isinstance(owner, ndarray):  # an ndarray, or a subclass's (a matrix, a recarray...)
         if owner.dtype.hasobject or not (owner.flags.c_contiguous or owner.flags.f_contiguous):
             return None
         start = owner.__array_interface__["data"][0]
@@ -273,7 +274,31 @@ def _memoryview_reduce(view, out_of_band=_same):
                                      view.format, shape))
 
 
-_PLAIN, _CLASS, _FUNCTION, _LRU, _ARRAY, _NO_VIEWS, _MEMORYVIEW = range(7)
+def _standard_reduction(t, ndarray):
+    """True when the ndarray subclass `t` pickles as ndarray does (recarray, matrix, most
+    notebook subclasses): its array part may be saved as a view instead."""
+    return all(getattr(t, n, None) is getattr(ndarray, n)
+               for n in ("__reduce__", "__reduce_ex__", "__setstate__", "__getstate__"))
+
+
+def _subclass_view_reduce(arr, ndarray, copied):
+    """An ndarray subclass instance that is a view of memory another object holds too
+    (`data.view(np.recarray)`, np.asmatrix(a)): `_rebuild.subclass_view`, a view of the same
+    restored owner again, of the same class, with its instance attributes. A subclass with
+    its own pickling (numpy.ma.MaskedArray) is left to it, a copy: its type name is added to
+    `copied` (the checkpoint report says so). None when it shares nothing (numpy's copy)."""
+    rv = _array_view_reduce(arr, ndarray)
+    if rv is None:
+        return None
+    t = type(arr)
+    if not _standard_reduction(t, ndarray):
+        copied.append(f"{t.__module__}.{t.__qualname__}")
+        return None
+    attrs = getattr(arr, "__dict__", None)
+    return (_rebuild.subclass_view, rv[1] + (t, dict(attrs) if attrs else None))
+
+
+_PLAIN, _CLASS, _FUNCTION, _LRU, _ARRAY, _NO_VIEWS, _MEMORYVIEW, _SUBARRAY = range(8)
 _NO_VIEW_PACKAGES = ("pandas",)
 
 
@@ -296,6 +321,8 @@ def _action(t, ndarray):
         mod = getattr(t, "__module__", None)
         if isinstance(mod, str) and mod.split(".", 1)[0] in _NO_VIEW_PACKAGES:
             return _NO_VIEWS
+        if issubclass(t, ndarray):
+            return _SUBARRAY
     return _PLAIN
 
 
@@ -310,6 +337,7 @@ class _Policy:
         self._el_ndarray = numpy_ndarray()
         self._el_no_views = set()  # ids of arrays pickled as copies (inside pandas objects)
         self._el_actions = {}
+        self.el_copied_views = []  # subclass views saved as copies (types), for the report
         # the group's stand-in for a large bytes/bytearray (its buffer out of band), set by
         # the snapshot per group: a memoryview's owner must be the very object its variable is
         self.el_out_of_band = _same
@@ -319,6 +347,7 @@ class _Policy:
         self.clear_memo()
         self._el_refs = refs
         self._el_no_views = set()
+        self.el_copied_views = []
         ndarray = numpy_ndarray()
         if ndarray is not self._el_ndarray:  # numpy was imported since: decide types again
             self._el_ndarray = ndarray
@@ -337,6 +366,10 @@ class _Policy:
             rv = None if id(obj) in self._el_no_views else \
                 _array_view_reduce(obj, self._el_ndarray)
             return self._el_array(obj) if rv is None else rv
+        if action is _SUBARRAY:
+            rv = None if id(obj) in self._el_no_views else _subclass_view_reduce(
+                obj, self._el_ndarray, self.el_copied_views)
+            return NotImplemented if rv is None else rv
         if action is _NO_VIEWS:
             reduce = self.dispatch_table.get(t) if isinstance(
                 getattr(self, "dispatch_table", None), dict) else None
@@ -358,6 +391,23 @@ class _Policy:
         if action is _LRU and _is_notebook_lru(obj, self._el_namespace):
             return _lru_reduce(obj)
         return NotImplemented
+
+
+def _import_home(obj):
+    """Import the module a library class or function says it lives in when only its package
+    is imported so far. numpy 2 sets np.recarray's module to numpy.rec, a submodule loaded on
+    first use: cloudpickle, not finding it in sys.modules, saved the whole recarray class by
+    value, and the restored recarray was an instance of a copy of it, not np.recarray.
+    (pickle itself imports the module of every global it saves.)"""
+    mod = getattr(obj, "__module__", None)
+    if not isinstance(mod, str) or mod in sys.modules or "." not in mod:
+        return
+    if mod.rpartition(".")[0] not in sys.modules:
+        return
+    try:
+        importlib.import_module(mod)
+    except Exception:  # not importable: cloudpickle decides as before
+        pass
 
 
 class CloudPickler(_Policy, cloudpickle.Pickler):
@@ -382,6 +432,7 @@ class CloudPickler(_Policy, cloudpickle.Pickler):
     def _el_class(self, obj):
         if obj.__module__ in ("__main__", self._el_namespace.get("__name__", "__main__")):
             return _class_reduce(obj)
+        _import_home(obj)
         if _cp_class_reduce is not None:
             return _cp_class_reduce(obj)
         return cloudpickle.Pickler.reducer_override(self, obj)
@@ -392,6 +443,7 @@ class CloudPickler(_Policy, cloudpickle.Pickler):
         known = self._el_byref.get(id(obj))
         if known is not None and known[0] is obj:
             return NotImplemented
+        _import_home(obj)
         rv = cloudpickle.Pickler.reducer_override(self, obj)
         if rv is NotImplemented:
             self._el_byref[id(obj)] = (obj,)

@@ -2,8 +2,8 @@
 
 Every pickle Elastic Lite writes may contain GLOBAL references to the functions below
 (`elastic_lite._rebuild.make_function`, `...function_setstate`, `...ref`, `...make_class`,
-`...array_view`, `...memoryview_of`, `...make_lru_cache`, `...make_singledispatch`,
-`...make_rlock`). They are the only code of ours that unpickling runs, so they are kept
+`...array_view`, `...subclass_view`, `...memoryview_of`, `...make_lru_cache`,
+`...make_singledispatch`, `...make_rlock`). They are the only code of ours that unpickling runs, so they are kept
 small, stable and free of side effects beyond what restore needs. Renaming any of them breaks old checkpoints.
 
 Two ideas live here:
@@ -176,6 +176,19 @@ def array_view(owner, offset, shape, strides, dtype, writeable):
     arr = numpy.ndarray(shape, dtype=dtype, buffer=owner, offset=offset, strides=strides)
     if not writeable and arr.flags.writeable:
         arr.flags.writeable = False
+    return arr
+
+
+def subclass_view(owner, offset, shape, strides, dtype, writeable, cls, attrs):
+    """An instance of the ndarray subclass `cls` (np.recarray, np.matrix, a notebook's own)
+    that is a view of `owner` as `array_view` makes it, with its instance attributes back:
+    writes go through to the owner and its other views, as they did before."""
+    import numpy
+    if not (isinstance(cls, type) and issubclass(cls, numpy.ndarray)):
+        raise TypeError(f"{cls!r} is not an ndarray subclass")
+    arr = array_view(owner, offset, shape, strides, dtype, writeable).view(cls)
+    if attrs:
+        arr.__dict__.update(attrs)
     return arr
 
 

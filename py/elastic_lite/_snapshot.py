@@ -277,6 +277,8 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None,
             fallback="; ".join(failures) or None,
             rewound_bytes=rewound,
         )
+        if getattr(pickler, "el_copied_views", None):
+            report.note = _copied_views_note(pickler.el_copied_views)
         if reuse is not None:
             reuse.wrote(index, Memo(tuple(names), sig, proof, held, report, writable,
                                     buffers=buffers, content=content))
@@ -284,6 +286,13 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None,
     reason = failures[-1].split(": ", 1)[1] if failures else "unknown"
     return None, [{"name": n, "type": type_name(v), "reason": reason,
                    "attempts": list(failures)} for n, v in zip(names, values)]
+
+
+def _copied_views_note(types):
+    """The report's note for ndarray-subclass views saved as copies (_pickling)."""
+    return (f"a view through {', '.join(sorted(set(types)))} (a type with its own pickling) is "
+            "saved as a copy: after restore, writes to it no longer show in the array it views, "
+            "nor the other way round")
 
 
 def _reuse(writer, picklers, reuse, prev, proof, held, values, t0, proven, buffers=None,

@@ -133,6 +133,55 @@ assert owner[10:20].tolist() == [7.0] * 10 and owner[9] == 1.0 and owner.sum() =
 """)
 
 
+SUBCLASS_VIEWS = """
+import numpy as np
+data = np.zeros(4, dtype=[("a", "i8"), ("b", "f8")])
+rec = data.view(np.recarray)
+base = np.arange(6.0)
+m = np.asmatrix(base.reshape(2, 3))
+class Tagged(np.ndarray):
+    pass
+t = base[1:5].view(Tagged)
+t.unit = "cm"
+plain_of_m = np.asarray(m)[1]
+"""
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix's own warning
+def test_ndarray_subclass_views_stay_views(nb):
+    # recarray, matrix, a notebook subclass (with an attribute), and a plain view of a
+    # matrix: before, each came back as a copy (writes no longer went through) unreported.
+    ns = nb(SUBCLASS_VIEWS)
+    snap = el.snapshot(ns)
+    assert not any(g.note for g in snap.groups), snap.table()
+    restore_elsewhere(snap.data, r"""
+import numpy as np
+assert type(rec) is np.recarray and type(m) is np.matrix and type(t).__name__ == "Tagged"
+assert t.unit == "cm" and m.shape == (2, 3) and rec.dtype.names == ("a", "b")
+rec.a[1] = 7
+assert data["a"][1] == 7
+data["b"][2] = 2.5
+assert rec[2].b == 2.5
+base[0] = 9.0
+assert m[0, 0] == 9.0
+base[4] = -4.0
+assert t[3] == -4.0 and plain_of_m[1] == -4.0
+t[0] = 11.0
+assert base[1] == 11.0 and m[0, 1] == 11.0
+""")
+
+
+def test_a_subclass_view_saved_as_a_copy_is_reported_at_checkpoint(nb):
+    # numpy.ma.MaskedArray pickles itself (data and mask): it cannot stay a view, so the
+    # checkpoint says so instead of the restore silently cutting the tie.
+    ns = nb("import numpy as np\nbase = np.arange(6.0)\n"
+            "marr = np.ma.masked_array(base, mask=[0, 1, 0, 0, 0, 0])")
+    snap = el.snapshot(ns)
+    note = group_of(snap, "marr").note
+    assert note and "numpy.ma.MaskedArray" in note and "copy" in note, snap.table()
+    assert "numpy.ma.MaskedArray" in snap.table()
+
+
 def test_a_lone_view_of_an_unnamed_array_is_saved_compactly(nb):
     # Nothing else holds its owner: numpy's own (compact) copy, not the whole owner.
     ns = nb("import numpy as np\nfirst_row = np.zeros((1000, 1000))[0]")
