@@ -20,10 +20,11 @@ const GLOBAL_OPTIONS = {
 const EXIT_HELP = `Exit codes:
   0  success
   1  the checkpoint is damaged or not a checkpoint; a notebook cell or -c CODE raised;
-     restore failed entirely
-  2  bad command line
+     restore failed entirely; another process is saving the same checkpoint name
+  2  bad command line, or a --store DIR that cannot be written
   3  no such checkpoint, file or notebook
-  4  environment problem (e.g. the build is missing: run npm run build), or a bug`;
+  4  environment problem: Elastic Lite's own files are missing or broken (reinstall the
+     elastic-lite package; in a source checkout, run npm run build), or a bug`;
 
 async function loadCommand(name) {
   return (await import(`./commands/${name}.mjs`)).default;

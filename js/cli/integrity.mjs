@@ -12,7 +12,7 @@
 // verify and inspect print the same line for the same damage; tests/node/cli-verify-parity
 // runs both on the same damaged files and compares them.
 import zlib from 'node:zlib';
-import { CliError, EXIT } from './errors.mjs';
+import { CliError, EXIT, repairHint } from './errors.mjs';
 
 /** host._EMPTY: 0 bytes are not given to the core (it would say "only 0 bytes"). */
 export const EMPTY = 'empty (0 bytes): not an Elastic Lite checkpoint';
@@ -28,7 +28,7 @@ export function core() {
     .then(({ loadCore }) => loadCore())
     .catch((err) => {
       corePromise = null;
-      throw new CliError(`cannot load the C core (${err.message}); run: npm run build`, EXIT.ENV);
+      throw new CliError(`cannot load the C core (${err.message}); ${repairHint()}`, EXIT.ENV);
     });
   return corePromise;
 }

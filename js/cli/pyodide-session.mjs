@@ -1,7 +1,7 @@
 // A fresh Pyodide with elastic_lite installed (through js/pyodide-glue.mjs), and the one way
 // the CLI uses it: elastic_lite.host (js/shared/host.mjs). Python's stdout is captured per
 // cell and, unless --json, echoed to the terminal as it is printed.
-import { CliError, EXIT } from './errors.mjs';
+import { CliError, EXIT, repairHint } from './errors.mjs';
 import { callHost } from '../shared/host.mjs';
 
 /**
@@ -15,13 +15,13 @@ export async function startSession({ echo = true, store } = {}) {
   try {
     glue = await import('../pyodide-glue.mjs');
   } catch (err) {
-    throw new CliError(`cannot load js/pyodide-glue.mjs (${err.message}); run: npm run build`, EXIT.ENV);
+    throw new CliError(`cannot load js/pyodide-glue.mjs (${err.message}); ${repairHint()}`, EXIT.ENV);
   }
   let pyodide;
   try {
     pyodide = await glue.createPyodide({ store });
   } catch (err) {
-    throw new CliError(`cannot start Python (Pyodide with elastic_lite): ${err.message}; run: npm run build`, EXIT.ENV);
+    throw new CliError(`cannot start Python (Pyodide with elastic_lite): ${err.message}; ${repairHint()}`, EXIT.ENV);
   }
   return new Session(pyodide, echo);
 }

@@ -9,6 +9,34 @@
 /** The names of the manifest record (modules, skipped variables, types; no user variable). */
 export const MANIFEST = '__elastic_lite_manifest__';
 
+/** The names of the recorded-cells record (the cells replay re-runs; no user variable). */
+export const RECORDED_CELLS = '__elastic_lite_history__';
+
+/**
+ * What an internal record of a checkpoint holds, in a person's words ("the manifest", "the
+ * recorded cells"), or '' for a record of variables. `rec`: a report's record ({kind, names}).
+ */
+export function internalRecord(rec) {
+  const names = rec?.names ?? [];
+  if (rec?.kind === 'manifest' || (names.length === 1 && names[0] === MANIFEST)) return 'the manifest';
+  if (rec?.kind === 'history' || (names.length === 1 && names[0] === RECORDED_CELLS)) return 'the recorded cells';
+  return '';
+}
+
+/**
+ * "10 records (9 variables in 8 records, the manifest, the recorded cells)": how many records a
+ * checkpoint has and what they are, so that no count is left unexplained.
+ */
+export function recordsSummary(records) {
+  const list = records ?? [];
+  const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const internal = list.map(internalRecord).filter(Boolean);
+  const data = list.filter((r) => !internalRecord(r));
+  const variables = data.reduce((n, r) => n + (r.names?.length ?? 0), 0);
+  const parts = data.length ? [`${plural(variables, 'variable')} in ${plural(data.length, 'record')}`] : [];
+  return `${plural(list.length, 'record')}${list.length ? ` (${[...parts, ...internal].join(', ')})` : ''}`;
+}
+
 /** Problem kinds, in the order a person should read them. */
 export const KINDS = Object.freeze(['damaged', 'refused', 'needs', 'failed']);
 
@@ -29,16 +57,15 @@ export function shownText(text) {
 }
 const UNSAFE_TEXT = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
-/** "p, q" for a record's variables, "the manifest" for the manifest record. */
+/** "p, q" for a record's variables, "the manifest" / "the recorded cells" for those records. */
 export function recordLabel(names) {
   if (!names || names.length === 0) return '';
-  if (names.length === 1 && names[0] === MANIFEST) return 'the manifest';
-  return names.join(', ');
+  return internalRecord({ names }) || names.join(', ');
 }
 
-/** The variables of a report's records, without the manifest. */
+/** The variables of a report's records, without the manifest and the recorded cells. */
 export function variableNames(names) {
-  return (names ?? []).filter((n) => n !== MANIFEST);
+  return (names ?? []).filter((n) => n !== MANIFEST && n !== RECORDED_CELLS);
 }
 
 /**

@@ -34,6 +34,18 @@ test('run executes the code cells in order and checkpoints: table, replay plan, 
   assert.match(run.stderr, /^elastic-lite: starting Python \(Pyodide\)\.\.\.$/m, 'a progress line for the slow start');
 });
 
+test('verify and inspect name every record: the variables\' and the internal ones (manifest, recorded cells)', async () => {
+  const v = await runCli(['verify', 'demo'], { cwd });
+  assert.equal(v.code, 0, v.stderr);
+  assert.match(v.stdout, /^checkpoint "demo": OK, whole: 10 records \(9 variables in 8 records, the manifest, the recorded cells\), /);
+  const i = await runCli(['inspect', 'demo'], { cwd });
+  assert.equal(i.code, 0, i.stderr);
+  assert.match(i.stdout, /^status\s+whole: 10 records \(9 variables in 8 records, the manifest, the recorded cells\);/m);
+  assert.match(i.stdout, /^8\s+\(the manifest\)\s+JSON\s+\d+/m);
+  assert.match(i.stdout, /^9\s+\(the recorded cells\)\s+JSON\s+\d+/m);
+  assert.doesNotMatch(i.stdout, /__elastic_lite_|\s\?\s/, 'no internal name and no "?" serializer');
+});
+
 test('restore -c in a new process: CODE runs as the next cell, stdout is only its output', async () => {
   const code = [
     'print(f(2), p.norm(), isinstance(p, Point), alias["inner"] is data, counts["l"], total)',

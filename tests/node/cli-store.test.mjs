@@ -15,6 +15,8 @@ test('--help lists every command and the exit codes; each command has --help', a
   assert.equal(main.code, 0);
   for (const c of COMMANDS) assert.match(main.stdout, new RegExp(`^  ${c} `, 'm'));
   assert.match(main.stdout, /Exit codes:/);
+  // what a person who installed the package does (not a checkout's npm run build alone)
+  assert.match(main.stdout, /reinstall the\s+elastic-lite package; in a source checkout, run npm run build/);
   const helps = await Promise.all(COMMANDS.map((c) => runCli([c, '--help'], { cwd })));
   helps.forEach((r, i) => {
     assert.equal(r.code, 0, COMMANDS[i]);

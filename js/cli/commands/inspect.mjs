@@ -7,7 +7,7 @@
 // This is what a person reviews before `restore --trust` of a foreign file.
 import { CliError, EXIT } from '../errors.mjs';
 import { fmtDate, table } from '../format.mjs';
-import { fmtBytes, foreignLine, importRows, problemLine, problemsOf, shownText } from '../../shared/report.mjs';
+import { fmtBytes, foreignLine, importRows, internalRecord, problemLine, problemsOf, recordsSummary, shownText } from '../../shared/report.mjs';
 import { inspectArgument } from '../checkpoint-file.mjs';
 
 export default {
@@ -37,7 +37,7 @@ export default {
       ['python', h.python ?? '?'],
       ['created', fmtDate(h.created_ms)],
       ['size', `${fmtBytes(report.size)} (${report.size} bytes)`],
-      ['status', line ? `DAMAGED: ${line}` : `whole (${records.length} records; checksums and pickle streams valid)`],
+      ['status', line ? `DAMAGED: ${line}` : `whole: ${recordsSummary(records)}; checksums and pickle streams valid`],
     ];
     if (report.meta?.notebook) head.splice(1, 0, ['notebook', report.meta.notebook]);
     ctx.say(head.map(([k, v]) => `${k.padEnd(10)}  ${shownText(v)}`).join('\n'));
@@ -46,10 +46,15 @@ export default {
       [{ title: '#', align: 'right' }, { title: 'NAMES' }, { title: 'SERIALIZER' }, { title: 'OFFSET', align: 'right' },
         { title: 'LENGTH', align: 'right' }, { title: 'CRC' }, { title: 'STATE' }],
       records.map((r) => [
-        String(r.index), r.names?.length ? r.names.join(', ') : '?', r.serializer ?? '?', String(r.offset ?? '-'),
+        String(r.index), internalRecord(r) ? `(${internalRecord(r)})` : r.names?.length ? r.names.join(', ') : '?',
+        r.serializer ?? (internalRecord(r) ? 'JSON' : '?'), String(r.offset ?? '-'),
         String(r.length ?? '-'), r.crc ?? '-', r.ok ? 'ok' : 'BAD',
       ]),
     ));
+    if (records.some(internalRecord)) {
+      ctx.say('(Internal records: the manifest lists the modules to re-import, the skipped variables and their ' +
+        'types; the recorded cells are the code a restore re-runs to recompute what was not saved.)');
+    }
     if (damaged.length) {
       ctx.say(`\nProblem${damaged.length === 1 ? '' : 's'}:`);
       for (const p of damaged) ctx.say(`  ${problemLine(src.label, p)}`);

@@ -5,7 +5,7 @@
 // would import, starts Pyodide. Exit 0 when whole; exit 1 with the first problem in file
 // order (its record, variables and byte offset), in the words `inspect` and `import` use.
 import { CliError, EXIT } from '../errors.mjs';
-import { fmtBytes, problemLine, problemsOf } from '../../shared/report.mjs';
+import { fmtBytes, problemLine, problemsOf, recordsSummary } from '../../shared/report.mjs';
 import { resolveCheckpoint } from '../checkpoint-file.mjs';
 import { openFileSource } from '../files.mjs';
 import { checkIntegrity, storeFailure } from '../integrity.mjs';
@@ -28,8 +28,7 @@ export default {
       if (ctx.json) { ctx.stderr.write(`elastic-lite: ${problemLine(src.label, first)}\n`); return EXIT.FAILED; }
       throw new CliError(problemLine(src.label, first), EXIT.FAILED);
     }
-    const n = report.records.length;
-    ctx.say(`${src.label}: OK, whole: ${n} record${n === 1 ? '' : 's'}, ${fmtBytes(report.size)}, ` +
+    ctx.say(`${src.label}: OK, whole: ${recordsSummary(report.records)}, ${fmtBytes(report.size)}, ` +
       'every checksum and pickle stream valid.');
     return EXIT.OK;
   },
