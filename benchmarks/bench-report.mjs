@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TARGETS, loadTarget } from './bench-plot.mjs';
+import { publishedText } from './published.mjs';
 
 const MiB = 1 << 20;
 
@@ -100,6 +101,7 @@ export function table(result) {
       + `checkpoint ${mib(c.checkpoint_bytes)} MiB in ${(c.checkpoint_ms / 1000).toFixed(2)} s`);
   }
   if (result.history) lines.push('', historyText(result.history));
+  if (result.published) lines.push('', publishedText(result.published));
   return lines.join('\n');
 }
 

@@ -4,7 +4,7 @@
 //   npm run bench                   # ~25 min on a quiet 2-core machine; prints one table
 //   EL_BENCH_QUICK=1 npm run bench  # smoke run (1 run each, small "large" state, 5 cells)
 //   EL_BENCH_RUNS=N                 # rounds per figure (default 7; ratios: median of the rounds')
-//   EL_BENCH_ONLY=node,native,chromium,large,compute,history   # parts to run (default all)
+//   EL_BENCH_ONLY=node,native,chromium,large,compute,history,published   # parts to run (default all)
 //   EL_BENCH_OUT=DIR                # where bench.json goes (default build/bench)
 //
 // Writes bench.json (every figure, every run) and docs/bench.png (the ratios against their
@@ -26,6 +26,8 @@
 //             into a fresh kernel (a new page)
 //   history   issue 14: a session of cells over a 100 MiB buffer, a checkpoint after each
 //             cell: stored bytes, checkpoint time, checkout time
+//   published a notebook published warm vs the same notebook cold in JupyterLite: time to its
+//             first result for a new visitor (benchmarks/published.mjs)
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
@@ -37,12 +39,13 @@ import { launchChromium } from '../tests/browser/helpers/chromium.mjs';
 import { sampled } from './bench-memory.mjs';
 import { TARGETS, renderPlot } from './bench-plot.mjs';
 import { ROWS, LABELS, median, ratios, table, historyText } from './bench-report.mjs';
+import { publishedPart } from './published.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
 const QUICK = !!process.env.EL_BENCH_QUICK;
 const RUNS = Number(process.env.EL_BENCH_RUNS) || (QUICK ? 1 : 7);
-const ONLY = new Set((process.env.EL_BENCH_ONLY || 'node,native,chromium,large,compute,history').split(','));
+const ONLY = new Set((process.env.EL_BENCH_ONLY || 'node,native,chromium,large,compute,history,published').split(','));
 const OUT_DIR = process.env.EL_BENCH_OUT || path.join(ROOT, 'build/bench');
 // docs/bench.png only from a full run of every part; anything less plots next to bench.json
 const PLOT = QUICK || process.env.EL_BENCH_ONLY ? path.join(OUT_DIR, 'bench.png') : path.join(ROOT, 'docs/bench.png');
@@ -301,6 +304,10 @@ async function main() {
     if (ONLY.has('large')) result.large = await largePart(browser, server);
     if (ONLY.has('compute')) result.compute = await computePart(browser, server);
     if (ONLY.has('history')) result.history = await historyPart(browser, server);
+    if (ONLY.has('published')) {
+      result.published = await publishedPart(browser, { runs: QUICK ? 1 : Math.min(RUNS, 3), log })
+        .catch((err) => ({ error: reason(err) }));
+    }
     result.load_average_end = os.loadavg()[0];
     result.minutes = (Date.now() - started) / 60000;
     mkdirSync(OUT_DIR, { recursive: true });

@@ -1,7 +1,8 @@
 // `npm run bench` must keep running as the code under it changes: a QUICK run of every part
 // (one run of each figure, a 64 MiB "large" state, a 5-cell history session) into a temporary
-// folder. Nothing here judges a timing (the machine may be loaded); it checks that every row
-// of the table was measured, every step succeeded and the plot was written.
+// folder; all parts but "published", whose steps tests/browser/jupyterlite-published.test.mjs
+// runs. Nothing here judges a timing (the machine may be loaded); it checks that every row of
+// the table was measured, every step succeeded and the plot was written.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -19,7 +20,7 @@ const positive = (v) => typeof v === 'number' && Number.isFinite(v) && v > 0;
 test('npm run bench runs every part (EL_BENCH_QUICK=1) and writes its JSON and its plot', { timeout: 900_000 }, () => {
   const run = spawnSync(process.execPath, [path.join(ROOT, 'benchmarks/bench.mjs')], {
     cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24,
-    env: { ...process.env, EL_BENCH_QUICK: '1', EL_BENCH_OUT: OUT, EL_BENCH_ONLY: '' },
+    env: { ...process.env, EL_BENCH_QUICK: '1', EL_BENCH_OUT: OUT, EL_BENCH_ONLY: 'node,native,chromium,large,compute,history' },
   });
   assert.equal(run.status, 0, `bench.mjs failed:\n${run.stderr.slice(-4000)}`);
   assert.match(run.stdout, /\| state \| checkpoint MiB \| snapshot \/ pickle\.dumps/);

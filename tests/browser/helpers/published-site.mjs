@@ -22,12 +22,18 @@ function notebook(cells) {
   });
 }
 
-// The first cell takes seconds (a "fit"); the second uses what it computed.
+// The first cell takes seconds (a "fit": compute-heavy, a small state); the second uses it.
 export const WARM = notebook([
-  'weights = [((i * 7919) % 1000) / 1000 for i in range(400_000)]\n' +
-  'model = {"bias": 0.25, "mean": sum(weights) / len(weights)}\nprint("fitted")',
-  'print("prediction", round(model["mean"] + model["bias"], 6), len(weights))',
+  'import random\nrandom.seed(1)\nxs = [random.random() for _ in range(2000)]\n' +
+  'ys = [3 * x + 0.5 + random.gauss(0, 0.1) for x in xs]\nw = b = 0.0\n' +
+  'for epoch in range(1500):\n    gw = gb = 0.0\n    for x, y in zip(xs, ys):\n        e = w * x + b - y\n' +
+  '        gw += e * x\n        gb += e\n    w -= 0.5 * gw / len(xs)\n    b -= 0.5 * gb / len(xs)\n' +
+  'model = {"w": w, "b": b}\nprint("fitted")',
+  'print("prediction", round(model["w"] * 2 + model["b"], 6), len(xs))',
 ]);
+/** What the second cell prints (host CPython computes the same floats). */
+export const FIRST_RESULT = /prediction [0-9.]+ 2000/;
+export const PREDICTION = 'prediction 6.533229 2000';
 
 async function cli(args, cwd) {
   const res = await runCli(args, { cwd, timeoutMs: 300_000 });
