@@ -7,6 +7,7 @@ import {
 } from './messages.mjs';
 import { renderReport } from './report.mjs';
 import { confirmForeign } from './trust-dialog.mjs';
+import { shownText } from '../js/shared/report.mjs';
 
 export class CheckpointPanel {
   constructor(root, kernel, { onBusy = () => {} } = {}) {
@@ -59,9 +60,9 @@ export class CheckpointPanel {
 
   #row({ name, meta }) {
     const button = (label, fn, extra = {}) =>
-      h('button', { type: 'button', 'aria-label': `${label} checkpoint ${name}`, onclick: fn, ...extra }, label);
+      h('button', { type: 'button', 'aria-label': `${label} checkpoint ${shownText(name)}`, onclick: fn, ...extra }, label);
     return h('tr', { dataset: { name } },
-      h('td', {}, h('span', { class: 'name' }, name),
+      h('td', {}, h('span', { class: 'name' }, shownText(name)),
         h('time', { class: 'when', datetime: new Date(meta.createdMs).toISOString() }, formatTime(meta.createdMs))),
       h('td', { class: 'num size' }, formatBytes(meta.size)),
       h('td', { class: 'num vars' }, String(meta.variables ?? '?')),

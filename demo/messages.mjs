@@ -6,7 +6,7 @@
 // problem is shown in the host API's own sentence (problemLine), the words the CLI and the
 // JupyterLite extension print for the same file.
 import { h } from './format.mjs';
-import { problemLine, problemsOf, variableNames } from '../js/shared/report.mjs';
+import { problemLine, problemsOf, shownText, variableNames } from '../js/shared/report.mjs';
 
 let container = null;
 
@@ -24,14 +24,15 @@ export function showMessage({ level = 'info', title, lines = [], detail = null, 
   });
   const close = () => box.remove();
   const body = h('div', { class: 'body' },
-    h('h2', {}, title),
-    lines.map((l) => h('p', {}, l)),
+    // titles and lines name things from Python or a file: control characters shown escaped
+    h('h2', {}, shownText(title)),
+    lines.map((l) => h('p', {}, shownText(l))),
     detail ? h('details', {}, h('summary', {}, 'Details'), h('pre', { class: 'detail' }, detail)) : null,
     actions.length
       ? h('div', { class: 'actions' }, actions.map(([label, fn, extra = {}]) =>
         h('button', { type: 'button', ...extra, onclick: () => { close(); fn(); } }, label)))
       : null);
-  box.append(body, h('button', { type: 'button', class: 'quiet', 'aria-label': `Dismiss: ${title}`, onclick: close }, '✕'));
+  box.append(body, h('button', { type: 'button', class: 'quiet', 'aria-label': `Dismiss: ${shownText(title)}`, onclick: close }, '✕'));
   container.append(box);
   return box;
 }

@@ -5,7 +5,11 @@
 // elastic_lite.host's checkpoint and restore reports as they are (docs/INTERFACES.md, "Report
 // schema").
 import { h, formatBytes, formatMs } from './format.mjs';
-import { recordLabel, replayNotes, replayOutputs } from '../js/shared/report.mjs';
+import { recordLabel, replayNotes, replayOutputs, shownText } from '../js/shared/report.mjs';
+
+// Names, types, modules and reasons come from Python or a file: shown as text with their
+// control characters escaped (shownText), never interpreted.
+const t = shownText;
 
 // Where the time went, per operation: [label, timings key].
 const PHASES = {
@@ -22,7 +26,7 @@ export function renderReport(root, report) {
   // Recomputed by replay (planned at a checkpoint, done at a restore): rows of their own.
   const replayed = checkpoint ? (report.replay?.recompute ?? []) : (report.recomputed ?? []);
   const total = report.timings.total_ms;
-  $('#report-title').textContent = `${checkpoint ? 'Checkpoint' : 'Restore'} “${report.name}”`;
+  $('#report-title').textContent = `${checkpoint ? 'Checkpoint' : 'Restore'} “${t(report.name)}”`;
   $('#report-summary').textContent = checkpoint
     ? `Saved ${n} variable${n === 1 ? '' : 's'} (${formatBytes(report.size)}) in ${formatMs(total)}` +
       (replayed.length ? `; ${replayed.length} recomputed on restore` : '') +
@@ -34,17 +38,17 @@ export function renderReport(root, report) {
   renderChart($('#report-chart'), PHASES[report.op].map(([label, key]) => ({ label, ms: report.timings[key] ?? 0 })));
 
   $('#report-vars tbody').replaceChildren(...rows.map((v) => h('tr', {},
-    h('td', {}, v.name),
-    h('td', {}, v.type ?? ''),
-    h('td', { class: `serializer-${v.serializer}` }, v.serializer ?? ''),
+    h('td', {}, t(v.name)),
+    h('td', {}, t(v.type ?? '')),
+    h('td', { class: `serializer-${v.serializer}` }, t(v.serializer ?? '')),
     // Variables that share objects are written as one record: its size is on the first row.
     h('td', { class: 'num' }, Number.isFinite(v.bytes) ? formatBytes(v.bytes)
       : h('span', { class: 'same', title: 'Saved in the same record as the variable above' }, '↑ same')),
     h('td', { class: 'num' }, Number.isFinite(v.ms) ? formatMs(v.ms) : '—'))),
   ...replayed.map((r) => h('tr', {},
-    h('td', {}, r.name),
-    h('td', {}, r.type ?? ''),
-    h('td', { class: 'serializer-replay', title: r.message }, 'replay'),
+    h('td', {}, t(r.name)),
+    h('td', {}, t(r.type ?? '')),
+    h('td', { class: 'serializer-replay', title: t(r.message) }, 'replay'),
     h('td', { class: 'num' }, r.cells.map((c) => `[${c}]`).join(' ')),
     h('td', { class: 'num' }, '—'))));
 
@@ -54,25 +58,25 @@ export function renderReport(root, report) {
     skipped.append(
       h('h4', {}, checkpoint ? 'Skipped (not saved)' : 'Not in this checkpoint (skipped when it was taken)'),
       h('ul', {}, report.skipped.map((s) => h('li', {},
-        h('code', {}, s.name), s.type ? ` (${s.type})` : '', ': ', s.reason))));
+        h('code', {}, t(s.name)), s.type ? ` (${t(s.type)})` : '', ': ', t(s.reason)))));
   }
   // Imports are not pickled: the checkpoint remembers `import math` / `from x import y` and
   // runs them again on restore.
   if (report.modules?.length) {
-    const text = (m) => `${m.name} = ${m.module}${m.attr ? `.${m.attr}` : ''}`;
+    const text = (m) => t(`${m.name} = ${m.module}${m.attr ? `.${m.attr}` : ''}`);
     skipped.append(
       h('h4', {}, checkpoint ? 'Imports (re-imported on restore, not pickled)' : 'Re-imported'),
       h('p', { class: 'modules' }, report.modules.flatMap((m, i) => [i ? ', ' : '',
-        h('code', {}, text(m)), m.ok === false ? ` (failed: ${m.error})` : ''])));
+        h('code', {}, text(m)), m.ok === false ? ` (failed: ${t(m.error)})` : ''])));
   }
   renderReplay(skipped, report, checkpoint, replayed);
   if (report.warnings?.length) {
-    skipped.append(h('h4', {}, 'Warnings'), h('ul', {}, report.warnings.map((w) => h('li', {}, w))));
+    skipped.append(h('h4', {}, 'Warnings'), h('ul', {}, report.warnings.map((w) => h('li', {}, t(w)))));
   }
   if (report.problems?.length) {
     skipped.append(
       h('h4', {}, 'Could not be restored'),
-      h('ul', {}, report.problems.map((p) => h('li', {}, h('code', {}, recordLabel(p.names) || '—'), ': ', p.message))));
+      h('ul', {}, report.problems.map((p) => h('li', {}, h('code', {}, t(recordLabel(p.names)) || '—'), ': ', t(p.message)))));
   }
 }
 
@@ -82,12 +86,12 @@ function renderReplay(el, report, checkpoint, replayed) {
   if (replayed.length) {
     el.append(
       h('h4', {}, checkpoint ? 'Recomputed on restore (not saved)' : 'Recomputed by re-running recorded cells'),
-      h('ul', {}, replayed.map((r) => h('li', {}, h('code', {}, r.name), r.type ? ` (${r.type})` : '', ': ', r.message))));
+      h('ul', {}, replayed.map((r) => h('li', {}, h('code', {}, t(r.name)), r.type ? ` (${t(r.type)})` : '', ': ', t(r.message)))));
   }
   const notes = checkpoint ? replayNotes(report.replay) : [];
   if (notes.length) {
     el.append(h('h4', {}, 'Replay notes'),
-      h('ul', {}, notes.map(({ name, text }) => h('li', {}, ...(name ? [h('code', {}, name), ': '] : []), text))));
+      h('ul', {}, notes.map(({ name, text }) => h('li', {}, ...(name ? [h('code', {}, t(name)), ': '] : []), t(text)))));
   }
   const outputs = checkpoint ? [] : replayOutputs(report);
   if (outputs.length) {

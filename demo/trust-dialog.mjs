@@ -4,7 +4,7 @@
 // when it runs code, is unknown or rebuilds notebook code — and asks. Focus starts on
 // "Cancel", so Enter or a key meant for a cell never confirms; Escape cancels too.
 import { h } from './format.mjs';
-import { foreignLine, importRows, variableNames } from '../js/shared/report.mjs';
+import { foreignLine, importRows, shownText, variableNames } from '../js/shared/report.mjs';
 
 /**
  * Asks whether to restore foreign checkpoint `name`; `report` is the refused restore's report.
@@ -14,13 +14,14 @@ import { foreignLine, importRows, variableNames } from '../js/shared/report.mjs'
 export function confirmForeign(name, report) {
   const rows = importRows(report.trust);
   const marked = rows.filter((r) => r.mark);
-  const vars = variableNames(report.problems.find((p) => p.code === 'foreign')?.names);
+  // names, modules and reasons come from the file: shown as text, control characters escaped
+  const vars = variableNames(report.problems.find((p) => p.code === 'foreign')?.names).map(shownText);
   const dialog = h('dialog', { id: 'trust-dialog', class: 'trust-dialog', 'aria-labelledby': 'trust-title' });
   const adopt = h('input', { type: 'checkbox', id: 'trust-adopt' });
   const cancel = h('button', { type: 'button', class: 'primary', autofocus: true }, 'Cancel');
   const confirm = h('button', { type: 'button', class: 'danger' }, 'Restore anyway');
   dialog.append(
-    h('h2', { id: 'trust-title' }, `Restore “${name}”? It comes from elsewhere`),
+    h('h2', { id: 'trust-title' }, `Restore “${shownText(name)}”? It comes from elsewhere`),
     h('p', {}, foreignLine(report.trust)),
     h('p', {}, `Restoring it would bring back ${vars.length} variables (${vars.slice(0, 8).join(', ')}` +
       `${vars.length > 8 ? ', …' : ''}) and import ${rows.length} globals` +
@@ -30,9 +31,10 @@ export function confirmForeign(name, report) {
       h('thead', {}, h('tr', {}, ...['Check', 'Import', 'Used by', 'Why'].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, ...rows.map((r) => h('tr', { class: r.danger ? `danger-${r.danger}` : '' },
         h('td', {}, r.mark || 'plain'),
-        h('td', {}, h('code', {}, r.target), r.written.length ? h('div', { class: 'written' }, `written as ${r.written.join(', ')}`) : null),
-        h('td', {}, r.usedBy),
-        h('td', {}, r.why)))))),
+        h('td', {}, h('code', {}, shownText(r.target)),
+          r.written.length ? h('div', { class: 'written' }, `written as ${shownText(r.written.join(', '))}`) : null),
+        h('td', {}, shownText(r.usedBy)),
+        h('td', {}, shownText(r.why))))))),
     h('p', { class: 'warning' }, 'A checkpoint is a pickle: loading it can run any code it holds, and functions it ' +
       'rebuilds run whatever code they contain. Restore it only if you trust where it comes from.'),
     h('p', {}, h('label', { for: 'trust-adopt' }, adopt, ' Trust it from now on (sign it as this browser’s own)')),

@@ -17,7 +17,8 @@ import {
   problemLine,
   problemsOf,
   restoreChoice,
-  restoredNothing
+  restoredNothing,
+  shownText
 } from '../../shared/report.mjs';
 import { checkpointName, formatTime } from './format';
 import { IKernelResult, runInKernel } from './kernel';
@@ -39,8 +40,10 @@ export class ElasticLiteController {
     return this._status;
   }
 
+  // Every status names things from the kernel or a file (variables, checkpoint names, cells):
+  // control characters are shown escaped (a status is one line).
   private _setStatus(text: string): void {
-    this._status = text;
+    this._status = shownText(text);
     this._changed.emit('');
   }
 
@@ -51,7 +54,7 @@ export class ElasticLiteController {
   }
 
   private _setHistoryStatus(text: string): void {
-    this._historyStatus = text;
+    this._historyStatus = shownText(text);
     this._changed.emit('');
   }
 
@@ -120,7 +123,7 @@ export class ElasticLiteController {
       ? report.problems.map(p => problemLine(label, p)).join('; ')
       : report.error || 'unknown error';
     this._setStatus(`${what} failed: ${why}`);
-    throw new Error(`${what} failed: ${why}`);
+    throw new Error(this._status);
   }
 
   /** Whether the panel's current kernel has been told the panel's current path. */
@@ -340,8 +343,8 @@ export class ElasticLiteController {
     const label = pointLabel(meta);
     const point = label.length > 40 ? `${label.slice(0, 39)}…` : label;
     const id = Notification.info(
-      `Restore the last checkpoint? ${notebook} has one from ${formatTime(meta.createdMs)}` +
-        `${point ? `, after ${point}` : ''} (${meta.variables ?? '?'} variables, ${fmtBytes(meta.size)}).`,
+      shownText(`Restore the last checkpoint? ${notebook} has one from ${formatTime(meta.createdMs)}` +
+        `${point ? `, after ${point}` : ''} (${meta.variables ?? '?'} variables, ${fmtBytes(meta.size)}).`),
       {
         autoClose: false,
         actions: [

@@ -13,7 +13,8 @@ import {
   problemLine,
   problemsOf,
   recordLabel,
-  restoreChoice
+  restoreChoice,
+  shownText
 } from '../../shared/report.mjs';
 import { ElasticLiteController, IReport } from './controller';
 import { formatTime } from './format';
@@ -107,7 +108,7 @@ export class CheckpointSidebar extends Widget {
       return;
     }
     const notebook = panel.context.path;
-    body.append(el('div', { className: 'jp-ElasticLite-notebook', text: notebook }));
+    body.append(el('div', { className: 'jp-ElasticLite-notebook', text: shownText(notebook) }));
     body.append(
       el('div', { className: 'jp-ElasticLite-toolbar' }, [
         button('Checkpoint', () => void this._run(() => this.controller.checkpoint(panel)), 'Checkpoint the kernel now'),
@@ -147,12 +148,14 @@ export class CheckpointSidebar extends Widget {
 
   private _item(panel: NotebookPanel, entry: IStoreEntry, isChoice = false): HTMLElement {
     const meta = entry.meta || {};
-    const names = Array.isArray(meta.names) ? meta.names : [];
+    // names and the cell's first line come from the kernel or from an imported file: shown
+    // with their control characters escaped, as text
+    const names = (Array.isArray(meta.names) ? meta.names : []).map(shownText);
     const vars = meta.variables ?? names.length;
     const point = pointLabel(meta);
     const li = el('li', {
       className: 'jp-ElasticLite-item' + (meta.auto ? ' jp-ElasticLite-auto' : ''),
-      title: entry.name
+      title: shownText(entry.name)
     });
     li.dataset.name = entry.name;
     li.append(el('div', { className: 'jp-ElasticLite-itemTime', text: formatTime(meta.createdMs) }));
@@ -168,7 +171,7 @@ export class CheckpointSidebar extends Widget {
     }
     if (point) {
       // the history: the cell this state is the result of
-      li.append(el('div', { className: 'jp-ElasticLite-itemCell', text: `after ${point}` }));
+      li.append(el('div', { className: 'jp-ElasticLite-itemCell', text: `after ${shownText(point)}` }));
     }
     li.append(
       el('div', {
@@ -236,14 +239,14 @@ export function renderReport(report: IReport, name: string, target: HTMLElement)
   const refused = new Map(problemsOf(report, 'refused').map(p => [p.record, p.calls]));
   const rows = (report.records || []).map((r: any) => {
     // what unpickling this record would import, once each, one per line
-    const imports = [...new Set(((r.imports || []) as any[]).map(i => `${DANGER_MARKS[i.danger] ? `${DANGER_MARKS[i.danger]}: ` : ''}${i.target}`))];
+    const imports = [...new Set(((r.imports || []) as any[]).map(i => `${DANGER_MARKS[i.danger] ? `${DANGER_MARKS[i.danger]}: ` : ''}${shownText(i.target)}`))];
     const calls = refused.get(r.index);
     return el('tr', { className: r.ok && !calls ? '' : 'jp-ElasticLite-bad' }, [
       el('td', {
-        text: r.manifest ? '(manifest)' : recordLabel(r.names),
+        text: r.manifest ? '(manifest)' : shownText(recordLabel(r.names)),
         title: r.manifest ? 'modules to re-import, skipped variables, types' : ''
       }),
-      el('td', { text: r.serializer ?? '' }),
+      el('td', { text: shownText(r.serializer ?? '') }),
       el('td', { text: fmtBytes(r.length) }),
       el('td', { text: !r.ok ? 'damaged' : imports.join('\n') || '—' })
     ]);
@@ -251,7 +254,7 @@ export function renderReport(report: IReport, name: string, target: HTMLElement)
   const head = el('tr', {}, ['variables', 'serializer', 'size', 'would import'].map(t => el('th', { text: t })));
   const h = report.header || {};
   const summary = report.whole
-    ? `${h.producer ?? ''} · Python ${h.python ?? '?'} · ${report.records.length} records, all valid`
+    ? shownText(`${h.producer ?? ''} · Python ${h.python ?? '?'} · ${report.records.length} records, all valid`)
     : 'damaged';
   const foreign = foreignLine(report.trust);
   target.replaceChildren(

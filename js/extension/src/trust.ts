@@ -6,13 +6,15 @@
 import { Dialog, showDialog } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { foreignLine, importRows, ITrust, variableNames } from '../../shared/report.mjs';
+import { foreignLine, importRows, ITrust, shownText, variableNames } from '../../shared/report.mjs';
 
 /** null (cancelled) or { adopt } (restore it; adopt: sign it as this browser's own). */
 export async function confirmForeign(name: string, trust: ITrust | null | undefined, names: string[]): Promise<{ adopt: boolean } | null> {
   const rows = importRows(trust);
   const marked = rows.filter(r => r.mark);
-  const vars = variableNames(names);
+  // names, modules and reasons come from the file: shown, never interpreted (control
+  // characters escaped; the DOM gets them as text)
+  const vars = variableNames(names).map(shownText);
   const body = new Widget();
   body.addClass('jp-ElasticLite-trust');
   const p = (text: string, className = '') => Object.assign(document.createElement('p'), { textContent: text, className });
@@ -24,7 +26,7 @@ export async function confirmForeign(name: string, trust: ITrust | null | undefi
     const tr = table.insertRow();
     if (r.danger === 'runs-code' || r.danger === 'unknown') tr.className = 'jp-ElasticLite-bad';
     const target = r.written.length ? `${r.target} (written ${r.written.join(', ')})` : r.target;
-    for (const text of [r.mark || 'plain', target, r.usedBy, r.why]) tr.insertCell().textContent = text;
+    for (const text of [r.mark || 'plain', target, r.usedBy, r.why]) tr.insertCell().textContent = shownText(text);
   }
   body.node.append(
     p(foreignLine(trust)),
@@ -35,7 +37,7 @@ export async function confirmForeign(name: string, trust: ITrust | null | undefi
       'they contain. Restore it only if you trust where it comes from.', 'jp-ElasticLite-warning')
   );
   const result = await showDialog({
-    title: `Restore “${name}”? It comes from elsewhere`,
+    title: `Restore “${shownText(name)}”? It comes from elsewhere`,
     body,
     buttons: [Dialog.cancelButton({ label: 'Cancel' }), Dialog.warnButton({ label: 'Restore anyway' })],
     defaultButton: 0,
