@@ -10,9 +10,10 @@
  *   handle-less functions (el_*_new, el_inspect, el_validate_pickle) leave theirs in
  *   el_last_error(). Messages are NUL-terminated UTF-8, valid until the next call on the same
  *   handle (or, for el_last_error, the next handle-less call).
- * - Pointers returned by el_sink_data/el_sink_reserve/el_writer_data are valid until the next
- *   call that writes to the same sink or writer (the buffer may move when it grows; in
- *   WebAssembly memory.buffer may be replaced: re-create views after every call).
+ * - Pointers returned by el_sink_data/el_sink_reserve/el_writer_reserve and the parts of
+ *   el_writer_take are valid until the next call that writes to the same sink or writer (the
+ *   buffer may move when it grows; in WebAssembly memory.buffer may be replaced: re-create
+ *   views after every call).
  * - Handles are not thread-safe; use one handle from one thread at a time. el_last_error is
  *   one process-wide buffer (WebAssembly and the ctypes backend are single-threaded here).
  * - The .wasm exports _initialize (a no-op today: the core has no constructors); embedders

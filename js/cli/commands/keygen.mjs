@@ -1,7 +1,7 @@
 // `elastic-lite keygen FILE`: a publisher key pair for `publish`. FILE (the private key; mode
 // 0600, created exclusively, never over an existing file or through a link) stays with the
 // publisher; the public key it prints is what a site pins (the extension's "publisherKeys"
-// setting, README "Publishing"). See js/shared/publisher.mjs for what the signature covers.
+// setting: lite/README.md). See js/shared/publisher.mjs for what the signature covers.
 import fs from 'node:fs/promises';
 import { constants } from 'node:fs';
 import path from 'node:path';
