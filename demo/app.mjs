@@ -5,6 +5,7 @@ import { Notebook } from './notebook.mjs';
 import { CheckpointPanel } from './checkpoints.mjs';
 import { initMessages, showMessage, explainError } from './messages.mjs';
 import { formatBytes, formatTime } from './format.mjs';
+import { offerPublishedState } from './published.mjs';
 
 const $ = (sel) => document.querySelector(sel);
 initMessages($('#messages'));
@@ -52,6 +53,7 @@ async function start() {
   }
   const items = await panel.refresh();
   if (items.length) offerRestore(items[0]);
+  else await offerPublishedState({ kernel, panel }); // ?state=URL: a published state, if given
 }
 
 // A fresh page has an empty Python; if there is something to come back to, say so at once.

@@ -64,6 +64,7 @@ export const ops = {
     return entry ? { ok: true, name, bytes: entry.bytes, filename: exportFileName(name) } : host('export', { name });
   },
   // Validated before it is stored (the one import policy); never overwrites: a free name.
-  import: ({ name, fileName, bytes }) =>
-    host('import', { name: String(name ?? '').trim() || 'imported', notebook: NOTEBOOK, unique: true, source: fileName }, { data: bytes }),
+  // trust: a published state whose publisher key this page pins (demo/published.mjs).
+  import: ({ name, fileName, bytes, trust }) =>
+    host('import', { name: String(name ?? '').trim() || 'imported', notebook: NOTEBOOK, unique: true, source: fileName, trust: !!trust }, { data: bytes }),
 };

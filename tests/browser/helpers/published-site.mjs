@@ -3,7 +3,8 @@
 // notebook, the publisher's public key pinned in the lite dir's overrides.json, `jupyter lite
 // build --pyodide` with the extension pip-installed in .venv (as README's Install says).
 // Three copies of one notebook whose first cell takes seconds: warm (signed by the pinned key),
-// tampered (one byte of its checkpoint changed), unpinned (signed by another key).
+// tampered (one byte of its checkpoint changed), unpinned (signed by another key). The demo's
+// test publishes its notebook the same way (publishThreeWays).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -41,25 +42,34 @@ async function cli(args, cwd) {
   return res;
 }
 
+/**
+ * Publishes `folder/BASE.ipynb` three ways beside itself, with keys and the publisher's store in
+ * `work` (never in a site): BASE signed by the pinned key, `unpinned` (a copy of the notebook
+ * must be there) signed by another key, `tampered` one byte of BASE's checkpoint changed on the
+ * way. Returns the pinned key's public half ({keyId, kty, crv, x, y}).
+ */
+export async function publishThreeWays(folder, base, work) {
+  fs.mkdirSync(work, { recursive: true });
+  const pinned = JSON.parse((await cli(['keygen', 'pinned.key', '--json'], work)).stdout);
+  await cli(['keygen', 'other.key'], work);
+  await cli(['publish', path.join(folder, `${base}.ipynb`), '--key', 'pinned.key'], work);
+  await cli(['publish', path.join(folder, 'unpinned.ipynb'), '--key', 'other.key', '--from', `${base} (published)`], work);
+  fs.copyFileSync(path.join(folder, `${base}.published.json`), path.join(folder, 'tampered.published.json'));
+  const bytes = fs.readFileSync(path.join(folder, `${base}.published.elc`));
+  bytes[bytes.length >> 1] ^= 0x20;
+  fs.writeFileSync(path.join(folder, 'tampered.published.elc'), bytes);
+  return pinned.publicKey;
+}
+
 /** The lite dir: three copies of the notebook, published three ways; the site built from it. */
 export async function buildSite(dir) {
   const lite = path.join(dir, 'lite');
   const files = path.join(lite, 'files');
   fs.mkdirSync(files, { recursive: true });
   for (const nb of ['warm', 'tampered', 'unpinned']) fs.writeFileSync(path.join(files, `${nb}.ipynb`), WARM);
-  const work = path.join(dir, 'publisher'); // keys and the publisher's store: never in the site
-  fs.mkdirSync(work);
-  const pinned = JSON.parse((await cli(['keygen', 'pinned.key', '--json'], work)).stdout);
-  await cli(['keygen', 'other.key'], work);
-  await cli(['publish', path.join(files, 'warm.ipynb'), '--key', 'pinned.key'], work);
-  await cli(['publish', path.join(files, 'unpinned.ipynb'), '--key', 'other.key', '--from', 'warm (published)'], work);
-  // the tampered copy: the publisher's document, one byte of the checkpoint changed on the way
-  fs.copyFileSync(path.join(files, 'warm.published.json'), path.join(files, 'tampered.published.json'));
-  const bytes = fs.readFileSync(path.join(files, 'warm.published.elc'));
-  bytes[bytes.length >> 1] ^= 0x20;
-  fs.writeFileSync(path.join(files, 'tampered.published.elc'), bytes);
+  const pinned = await publishThreeWays(files, 'warm', path.join(dir, 'publisher'));
   fs.writeFileSync(path.join(lite, 'overrides.json'),
-    JSON.stringify({ 'elastic-lite-jupyterlite:plugin': { publisherKeys: [pinned.publicKey] } }));
+    JSON.stringify({ 'elastic-lite-jupyterlite:plugin': { publisherKeys: [pinned] } }));
   const out = path.join(dir, 'site');
   execFileSync(path.join(ROOT, '.venv', 'bin', 'jupyter'), ['lite', 'build', '--no-sourcemaps', '--lite-dir', lite,
     '--output-dir', out, '--pyodide', path.join(ROOT, 'build', 'jupyterlite', PYODIDE)],
