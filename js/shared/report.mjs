@@ -37,6 +37,13 @@ export function recordsSummary(records) {
   return `${plural(list.length, 'record')}${list.length ? ` (${[...parts, ...internal].join(', ')})` : ''}`;
 }
 
+/**
+ * The C core's problem codes (wasm/include/elastic_lite.h, EL_CODE_*): the `code` of every
+ * damage the core reports, what hosts classify damage by (never by message text).
+ */
+export const CORE_CODES = Object.freeze(['not-checkpoint', 'newer-format', 'truncated', 'checksum', 'structure',
+  'pickle', 'nomem', 'unknown-kind', 'unknown-serializer']);
+
 /** Problem kinds, in the order a person should read them. */
 export const KINDS = Object.freeze(['damaged', 'refused', 'needs', 'failed']);
 

@@ -48,6 +48,20 @@ extern "C" {
 #define EL_ESTATE (-3)  /* call not allowed now (record not open, writer finished...) */
 #define EL_EFORMAT (-4) /* bad input bytes */
 
+/* Problem codes: the "code" of every error object the core reports (inspection and read
+ * reports, docs/INTERFACES.md). Machine-readable and the same in C, JS and Python: hosts
+ * classify problems by these strings, never by message text (JS: CORE_CODES of
+ * js/shared/report.mjs, checked against this list by tests/node/core-codes.test.mjs). */
+#define EL_CODE_NOT_CHECKPOINT "not-checkpoint" /* no checkpoint magic, no footer */
+#define EL_CODE_NEWER "newer-format"            /* a major version this reader does not know */
+#define EL_CODE_TRUNCATED "truncated"           /* bytes missing at the end */
+#define EL_CODE_CHECKSUM "checksum"             /* a CRC does not match */
+#define EL_CODE_STRUCTURE "structure"           /* impossible lengths, offsets, magic, padding */
+#define EL_CODE_PICKLE "pickle"                 /* the pickle stream validator refused it */
+#define EL_CODE_NOMEM "nomem"                   /* ran out of memory while reading */
+#define EL_CODE_UNKNOWN_KIND "unknown-kind"     /* record kind of a newer version */
+#define EL_CODE_UNKNOWN_SERIALIZER "unknown-serializer" /* serializer code of a newer version */
+
 /* Container format version written by this library; readers accept every minor of majors
  * 1 and 2 and refuse newer majors with a clear message. */
 #define EL_FORMAT_MAJOR 2

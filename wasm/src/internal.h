@@ -134,17 +134,7 @@ void el_pickle_imports_json(el_buf *b, const el_pickle_report *r);
 void el_error_json(el_buf *b, const char *code, const char *message, uint64_t offset,
                    int64_t record, const char *opcode);
 
-/* ---- machine-readable error codes (docs/INTERFACES.md): the same strings in C, JS and
- * Python; hosts classify problems by these, never by message text ---- */
-#define EL_CODE_NOT_CHECKPOINT "not-checkpoint" /* no checkpoint magic, no footer */
-#define EL_CODE_NEWER "newer-format"            /* a major version this reader does not know */
-#define EL_CODE_TRUNCATED "truncated"           /* bytes missing at the end */
-#define EL_CODE_CHECKSUM "checksum"             /* a CRC does not match */
-#define EL_CODE_STRUCTURE "structure"           /* impossible lengths, offsets, magic, padding */
-#define EL_CODE_PICKLE "pickle"                 /* the pickle stream validator refused it */
-#define EL_CODE_NOMEM "nomem"                   /* ran out of memory while reading */
-#define EL_CODE_UNKNOWN_KIND "unknown-kind"     /* record kind of a newer version */
-#define EL_CODE_UNKNOWN_SERIALIZER "unknown-serializer" /* serializer code of a newer version */
+/* The problem codes of error objects (EL_CODE_*) are public: elastic_lite.h. */
 
 /* ---- CRC (crc.c) ---- */
 /* Method el_crc32 uses: 5 = five braids (measured by benchmarks/checksum.mjs: fastest
