@@ -85,7 +85,8 @@ elif [ ! -f ".venv/.elastic-lite-$PROFILE-$hash" ]; then
     tools+=("pytest==$PYTEST_VERSION" "pyodide-lock==$PYODIDE_LOCK_VERSION"
             "cloudpickle==$CLOUDPICKLE_VERSION" "dill==$DILL_VERSION"
             "${jupyterlite_specs[@]}" "jupyterlab==$JUPYTERLAB_VERSION"
-            "numpy==$NUMPY_VERSION" "pandas==$PANDAS_VERSION")
+            "numpy==$NUMPY_VERSION" "pandas==$PANDAS_VERSION"
+            "matplotlib==$MATPLOTLIB_VERSION" "scikit-learn==$SCIKIT_LEARN_VERSION")
   fi
   from_wheelhouse=(); [ -d "$wheelhouse" ] && from_wheelhouse=(--find-links "$wheelhouse")
   .venv/bin/pip install -q --disable-pip-version-check "${from_wheelhouse[@]}" "${tools[@]}"

@@ -117,7 +117,9 @@ def numpy_ndarray():
 
 def memory_owner(arr, ndarray):
     """The object that owns `arr`'s memory: the end of the `.base` chain, looking through
-    memoryviews to the object they expose (bytes, bytearray, mmap...)."""
+    memoryviews to the object they expose (bytes, bytearray, mmap...) and through numpy's
+    own stand-in of `as_strided` / `sliding_window_view` (an `__array_interface__` holder
+    whose `.base` is the array it describes)."""
     owner = arr
     base = arr.base
     while base is not None:
@@ -127,6 +129,9 @@ def memory_owner(arr, ndarray):
             owner, base = base.obj, getattr(base.obj, "base", None)
             if not isinstance(owner, ndarray):
                 break
+        elif type(base).__name__ == "DummyArray" and isinstance(
+                getattr(base, "base", None), ndarray):
+            base = base.base
         else:
             return base
     return owner

@@ -16,10 +16,16 @@ What the module then keeps is judged like any other attribute (its identity agai
 deny-list); what it does not keep stays "computed", and is refused as before. The capture
 side (_capture._computed_anew) never binds a name the module does not keep, so such a
 variable is saved by value or skipped with the reason when the checkpoint is taken.
-Nothing is imported here, and foreign checkpoints (before the person confirmed) never get
-here.
+Foreign checkpoints (before the person confirmed) never get here.
+
+The same judge follows a record's attribute PATH (protocol 4's dotted names: matplotlib's
+figures pickle bound methods such as `Figure.pick`) only in a module already imported, so a
+checkpoint holding a figure was refused whole in a new kernel. For the person's own
+checkpoints `import_for_paths` first imports those modules (unpickling would import them
+anyway), except one the deny-list says runs something when imported.
 """
 
+import importlib
 import sys
 import types
 
@@ -55,10 +61,42 @@ def _wanted(info, manifest):
     return pairs
 
 
+def _dotted_modules(info):
+    """Modules whose attribute PATHS records import (`Figure.pick`: protocol 4's dotted
+    names), and which are not imported yet."""
+    return sorted({imp["module"] for rec in info.get("records") or []
+                   for imp in rec.get("imports") or ()
+                   if isinstance(imp.get("module"), str) and isinstance(imp.get("name"), str)
+                   and "." in imp["name"] and imp["module"] not in sys.modules
+                   and all(p.isidentifier() for p in imp["module"].split("."))})
+
+
+def import_for_paths(info):
+    """Import the modules whose attribute paths the records name. The judge follows such a
+    path only in a module already imported ("module matplotlib.figure is not imported here,
+    so the attribute path 'FigureBase.delaxes' cannot be followed"), so a checkpoint holding
+    a matplotlib figure was refused whole in a new kernel; unpickling would import these
+    modules anyway. A module the deny-list says runs something when imported is not
+    imported (the judge then refuses as before). Returns the modules imported."""
+    from . import _trust
+    done = []
+    for module in _dotted_modules(info):
+        if _trust._import_danger(module) is not None:
+            continue
+        try:
+            importlib.import_module(module)
+        except Exception:
+            continue
+        done.append(module)
+    return done
+
+
 def ask_modules(info, manifest):
     """Ask already imported modules for the attributes they compute (see the module
-    docstring). Returns the (module, name) pairs asked, in order; errors are ignored (the
-    judging then refuses the import with its reason, as before)."""
+    docstring), after importing those whose attribute paths the records name
+    (import_for_paths). Returns the (module, name) pairs asked, in order; errors are ignored
+    (the judging then refuses the import with its reason, as before)."""
+    import_for_paths(info)
     asked = []
     for module_name, name in sorted(_wanted(info, manifest)):
         if not name.isidentifier() or name.startswith("__"):
