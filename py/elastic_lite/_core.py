@@ -10,8 +10,8 @@
   makes a fresh one from the same compiled module. Compiling synchronously is fine in Node
   and in workers; a page's main thread may refuse it for modules > 4 KiB, so the JS glue can
   hand over a module it compiled asynchronously (`use_wasm_module`).
-- Host CPython (pytest): `build/native/libelastic_lite.so` (or $ELASTIC_LITE_NATIVE_LIB)
-  through ctypes; Python buffers are passed by address (no copy before the core's own).
+- Host CPython: the package's own `libelastic_lite.so` (the platform wheel), else the
+  checkout's `build/native/libelastic_lite.so` ($ELASTIC_LITE_NATIVE_LIB wins) through ctypes; Python buffers are passed by address (no copy before the core's own).
 
 Both expose the same small surface: `Writer` (a file-like sink that pickle writes into, which
 hands the checkpoint out part by part) and `inspect()` / `validate_pickle()` returning the
@@ -207,10 +207,15 @@ class _WasmBackend:
 
 
 def _native_path():
+    """$ELASTIC_LITE_NATIVE_LIB, else the library inside the installed package (the platform
+    wheel, py/hatch_build.py), else the checkout's build (tests run from py/)."""
     env = os.environ.get("ELASTIC_LITE_NATIVE_LIB")
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
+    packaged = os.path.join(here, "libelastic_lite.so")
+    if os.path.exists(packaged):
+        return packaged
     return os.path.join(here, "..", "..", "build", "native", "libelastic_lite.so")
 
 
@@ -219,8 +224,9 @@ class _NativeBackend:
         import ctypes as C
         path = _native_path()
         if not os.path.exists(path):
-            raise CoreError(f"the native core {path} is missing: run `npm run build` "
-                            "(or set ELASTIC_LITE_NATIVE_LIB)")
+            raise CoreError(f"the native core {path} is missing: install the platform wheel "
+                            "or the sdist of elastic_lite (pip install elastic_lite), run "
+                            "`npm run build` in a checkout, or set ELASTIC_LITE_NATIVE_LIB")
         lib = C.CDLL(path)
         vp, sz, i, cp, u32, d = C.c_void_p, C.c_size_t, C.c_int, C.c_char_p, C.c_uint32, C.c_double
 

@@ -59,6 +59,6 @@ test('dist/ holds the packages of this version: npm tarball (its package.json), 
   const tgz = distFile('elastic-lite-', '.tgz');
   assert.equal(path.basename(tgz), `elastic-lite-${VERSION}.tgz`);
   assert.equal(JSON.parse(archiveText(tgz, 'package/package.json')).version, VERSION);
-  assert.equal(path.basename(distFile('elastic_lite-', '.whl')), `elastic_lite-${VERSION}-py3-none-any.whl`);
+  assert.equal(path.basename(distFile('elastic_lite-', '-any.whl')), `elastic_lite-${VERSION}-py3-none-any.whl`);
   assert.equal(path.basename(distFile('jupyterlite_elastic_lite-', '.whl')), `jupyterlite_elastic_lite-${VERSION}-py3-none-any.whl`);
 });
