@@ -104,7 +104,8 @@ def test_what_plain_pickle_cannot_save_our_way_goes_to_cloudpickle(nb, case):
 def test_no_plain_pickler_when_numpy_is_imported_or_a_module_goes_by_value(nb, monkeypatch):
     ns = nb(LIBRARY)
     from elastic_lite import _pickling
-    monkeypatch.setattr(_pickling, "numpy_ndarray", lambda: object)  # as if numpy were here
+    fake_ndarray = type("ndarray", (), {})  # as if numpy were here (a class no value is an instance of)
+    monkeypatch.setattr(_pickling, "numpy_ndarray", lambda: fake_ndarray)
     assert set(serializers(el.snapshot(ns)).values()) == {"cloudpickle"}
     monkeypatch.setattr(_pickling, "numpy_ndarray", lambda: None)
     cloudpickle.register_pickle_by_value(decimal)
