@@ -1,0 +1,170 @@
+"""The Python DirectoryStore (py/elastic_lite/_directory_store.py): the Node store's layout,
+locking, signing and verification, on host CPython. Both ways through the real CLI:
+tests/node/store-directory-python-interop.test.mjs."""
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import elastic_lite as el
+from elastic_lite import host
+from elastic_lite._directory_store import DirectoryStore, canonical_json, name_to_stem, stem_to_name
+from elastic_lite._store import StoreError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def save(store, name, ns_code="x = [1, 2]\n", **kw):
+    ns = {"__name__": "__main__"}
+    exec(ns_code, ns)
+    el.set_store(store)
+    report = run(host.checkpoint(name, namespace=ns, **kw))
+    assert report["ok"], report["problems"]
+    return report
+
+
+def test_canonical_json_is_the_js_one():
+    """Signatures cover canonical metadata: Python must write exactly JS canonicalJson's text."""
+    values = [{"b": 1.0, "a": [1e21, 1.5e-7, 0.1, 123456789012.5, -0.0, 1e-6, 2 ** 53 - 1, 5e-324]},
+              {"é": "\x01\x1f\x7f\u2028\ud800 \"\\", "\U0001F600": 1, "\uffff": 2, "Z": None, "y": True},
+              [[], {}, "", 1e300, 123e-20, 0.5]]
+    script = ("import { canonicalJson } from './js/store/common.mjs';"
+              "const v = JSON.parse(process.argv[1]);"
+              "console.log(JSON.stringify(v.map(canonicalJson)));")
+    text = json.dumps(values)  # \ud800 travels escaped
+    out = subprocess.run(["node", "--input-type=module", "-e", script, text], cwd=ROOT,
+                         capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [canonical_json(v) for v in json.loads(text)]
+
+
+def test_stems_round_trip():
+    for name in ["plain", "a b/c", ".hidden", "x.y", "é%", "nb.ipynb [3] 10:00"]:
+        stem = name_to_stem(name)
+        assert "/" not in stem and not stem.startswith(".")
+        assert stem_to_name(stem) == name
+    assert stem_to_name("a%2f") is None  # lowercase hex is not what the store writes
+
+
+def test_layout_modes_under_umask_000(tmp_path):
+    old = os.umask(0)
+    try:
+        store = DirectoryStore(tmp_path / "s")
+        save(store, "one")
+    finally:
+        os.umask(old)
+    d = tmp_path / "s"
+    for sub in ["", "entries", "records", "locks"]:
+        assert (d / sub).stat().st_mode & 0o777 == 0o700, sub
+    files = ["signing-key", "counter.json", "entries/one.json"] + [f"records/{f}" for f in os.listdir(d / "records")]
+    for f in files:
+        assert (d / f).stat().st_mode & 0o777 == 0o600, f
+
+
+def test_changed_record_is_damage_and_rewritten(tmp_path):
+    store = DirectoryStore(tmp_path)
+    save(store, "one", "data = list(range(50))\n")
+    entry = run(store.get_entry("one"))
+    key = entry["records"][0]["key"]
+    path = tmp_path / "records" / key
+    raw = bytearray(path.read_bytes())
+    raw[-10] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    got = run(store.get("one"))
+    assert got["damaged"] == [{"key": key, "record": 0}]
+    assert (tmp_path / "records" / f"{key}.damaged").exists()
+    assert run(store.has_records([key])) == [False]
+    ns = {"__name__": "__main__"}
+    report = run(host.restore("one", namespace=ns))
+    assert "data" not in ns and not report["ok"]
+    save(store, "two", "data = list(range(50))\n")  # the same value: its true bytes written again
+    assert not (tmp_path / "records" / f"{key}.damaged").exists()
+    assert run(store.get("one"))["damaged"] == []
+
+
+def test_links_are_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"secret")
+    store = DirectoryStore(tmp_path / "s")
+    save(store, "one")
+    key = run(store.get_entry("one"))["records"][0]["key"]
+    rec = tmp_path / "s" / "records" / key
+    rec.unlink()
+    rec.symlink_to(outside)
+    with pytest.raises(StoreError) as err:
+        run(store.read_records([key]))
+    assert err.value.code == "unsafe"
+    shutil.rmtree(tmp_path / "s" / "records")
+    (tmp_path / "s" / "records").symlink_to(tmp_path)
+    with pytest.raises(StoreError) as err:
+        run(store.get("one"))
+    assert err.value.code == "unsafe"
+    assert outside.read_bytes() == b"secret"
+
+
+def test_key_file_must_be_private(tmp_path):
+    store = DirectoryStore(tmp_path)
+    save(store, "one")
+    os.chmod(tmp_path / "signing-key", 0o644)
+    with pytest.raises(StoreError, match="chmod 600"):
+        run(DirectoryStore(tmp_path).get_entry("one"))
+
+
+def test_rollback_and_conflict(tmp_path):
+    store = DirectoryStore(tmp_path)
+    save(store, "one", "x = 1\n")
+    old = (tmp_path / "entries" / "one.json").read_bytes()
+    gen = run(store.generation("one"))
+    save(store, "one", "x = 2\n")
+    assert run(store.get_entry("one"))["signature"]["state"] == "valid"
+    (tmp_path / "entries" / "one.json").write_bytes(old)  # an old signed entry put back
+    state = run(DirectoryStore(tmp_path).get_entry("one"))["signature"]
+    assert state["state"] == "rollback" and state["generation"] == gen
+    other = DirectoryStore(tmp_path)
+    other.expect("one", run(other.generation("one")))
+    save(store, "one", "x = 3\n")  # another writer saved meanwhile
+    entry = run(other.get_entry("one"))
+    with pytest.raises(StoreError) as err:
+        run(other.commit("one", {"head": entry["head"], "records": entry["records"],
+                                 "tail": entry["tail"], "meta": {}}))
+    assert err.value.code == "conflict"
+
+
+def test_busy_lock_names_the_holder(tmp_path):
+    store = DirectoryStore(tmp_path, lock_timeout=0.2)
+    held = run(store.lock("one"))
+    try:
+        with pytest.raises(StoreError) as err:
+            run(DirectoryStore(tmp_path, lock_timeout=0.2).lock("one"))
+        assert err.value.code == "busy" and f"process {os.getpid()}" in str(err.value)
+    finally:
+        run(held.release())
+    run(store.lock("one"))  # released: free again
+
+
+def test_dead_writers_lock_and_temp_files_are_swept(tmp_path):
+    store = DirectoryStore(tmp_path)
+    save(store, "one")
+    dead = 2 ** 30  # above any pid_max: no such process
+    lock = tmp_path / "locks" / "one.lock"
+    lock.write_text(json.dumps({"pid": dead, "host": os.uname().nodename, "token": "t-1",
+                                "sinceMs": 0}))
+    tmp = tmp_path / "records" / f".tmp-{dead}-abc"
+    tmp.write_bytes(b"x")
+    run(DirectoryStore(tmp_path).sweep())
+    assert not lock.exists() and not tmp.exists()
+
+
+def test_retention_keeps_what_a_person_asked_for(tmp_path):
+    store = DirectoryStore(tmp_path, keep_last=2)
+    for i in range(4):
+        save(store, f"auto {i}", f"x = {i}\n", notebook="nb.ipynb", auto=True)
+    names = [e["name"] for e in run(store.list("nb.ipynb"))]
+    assert names == ["auto 3", "auto 2"]
