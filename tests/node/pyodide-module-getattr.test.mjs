@@ -6,7 +6,8 @@
 // of the person's own checkpoint (foreign=False: what a store whose signature checked passes).
 // Before the fix the restore refused ContextManager, AsyncContextManager and Pattern ("module
 // typing computes 'ContextManager' with its __getattr__") while the checkpoint listed them as
-// saved. Now every binding restores, or the checkpoint lists the variable as skipped.
+// saved. Now every binding restores, or the checkpoint lists the variable as skipped. A second
+// test uses the same two interpreters for the global random state (data-only restore).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -70,4 +71,22 @@ test('from typing import * and a module computing attributes restore in another 
   assert.deepEqual(got.refused, []);
   assert.deepEqual(got.same, { ContextManager: true, AsyncContextManager: true, Pattern: true, List: true });
   assert.ok(got.kept && got.table && got.p, JSON.stringify(got));
+});
+
+// The same two interpreters (a fresh Pyodide costs seconds): random's global generator state
+// travels with the checkpoint, also through a data-only restore (plain data in the manifest).
+test('random.seed(0): the next draws after a data-only restore in another Pyodide continue the sequence', async () => {
+  const expected = await pyJson(saver, `(lambda: (
+    cell("import random\\nrandom.seed(0)\\nfirst = random.random()\\ng = random.gauss(0, 1)\\n"),
+    __import__("builtins").__dict__.__setitem__("_snap2", __import__("elastic_lite").snapshot(_main.__dict__)),
+    [__import__("random").random() for _ in range(3)] + [__import__("random").gauss(0, 1)])[2])()`);
+  restorer.globals.set('_data2', saver.runPython('_snap2.data').toJs());
+  const got = await pyJson(restorer, `(lambda: (
+    __import__("builtins").__dict__.__setitem__("_rep2", __import__("elastic_lite").load_snapshot(
+      _data2.to_py(), {}, data_only=True)),
+    {"draws": [__import__("random").random() for _ in range(3)] + [__import__("random").gauss(0, 1)],
+     "put_back": _rep2.random_state, "warnings": _rep2.warnings})[1])()`);
+  assert.deepEqual(got.warnings, []);
+  assert.deepEqual(got.put_back, ['random']);
+  assert.deepEqual(got.draws, expected);
 });
