@@ -169,10 +169,30 @@ def make_class(type_constructor, name, bases, type_kwargs, tracker_id, extra):
     return cls
 
 
+def pointer_bearing(dtype):
+    """Does a numpy dtype hold pointers (object, a structured or subarray dtype with such a
+    field, numpy 2's StringDType)? Decided from its structure, not from its flags (a pickled
+    dtype's flags come from the file)."""
+    if dtype.hasobject or dtype.kind in ("O", "T"):
+        return True
+    if dtype.subdtype is not None and pointer_bearing(dtype.subdtype[0]):
+        return True
+    return any(pointer_bearing(f[0]) for f in (dtype.fields or {}).values())
+
+
 def array_view(owner, offset, shape, strides, dtype, writeable):
     """A numpy array that is a view of `owner` (a restored array, bytes or bytearray):
-    reads and writes go through to it, as they did before the checkpoint."""
+    reads and writes go through to it, as they did before the checkpoint. Elastic Lite
+    writes views of plain dtypes only: a dtype holding pointers over these bytes (values the
+    file would choose) is refused, and numpy checks the view stays inside `owner`."""
     import numpy
+    dtype = numpy.dtype(dtype)
+    if pointer_bearing(dtype):
+        raise ValueError(f"array_view: a view of dtype {dtype} over bytes would read pointers "
+                         "from them; Elastic Lite never writes one, so this record was made "
+                         "elsewhere. It was not restored")
+    if type(offset) is not int or offset < 0:
+        raise ValueError(f"array_view: offset {offset!r} is not a byte offset")
     arr = numpy.ndarray(shape, dtype=dtype, buffer=owner, offset=offset, strides=strides)
     if not writeable and arr.flags.writeable:
         arr.flags.writeable = False

@@ -9,9 +9,32 @@ tables, and the pieces every host report is made of (docs/INTERFACES.md, "Report
 - `checkpoint_meta()`: the one builder of a store entry's metadata.
 """
 
+import re
 import time
 
 from . import _trust
+
+# Text from a file (variable, type and module names, reasons quoting them) is shown, never
+# interpreted: C0 controls, DEL and C1 controls as \xNN; the bidirectional controls (marks,
+# embeddings, overrides, isolates) and the line/paragraph separators as \uNNNN. Everything
+# else, backslashes included, stays, so showing twice changes nothing. The JS hosts do the
+# same (js/shared/report.mjs shownText): tests/vectors/escape-text.json holds the rule.
+_UNSAFE_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def _escape(match):
+    c = ord(match.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def shown_text(text):
+    """`text` (any value: str() of it) made safe to print on a terminal or a page."""
+    return _UNSAFE_TEXT.sub(_escape, "" if text is None else str(text))
+
+
+def _shown_lines(text):
+    """Text of several lines (a cell's output) with each line shown safe."""
+    return "\n".join(shown_text(line) for line in str(text).split("\n"))
 
 # What went wrong, as hosts show it:
 #   damaged  the bytes are not whole (a CRC, the structure or a pickle stream is bad)
@@ -111,6 +134,7 @@ def checkpoint_meta(names, skipped, size, notebook=None, created_ms=None, **extr
 def _table(header, rows):
     if not rows:
         return ""
+    rows = [[shown_text(c) for c in r] for r in rows]
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
     fmt = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
     return "\n".join([fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows])
@@ -202,8 +226,8 @@ def checkpoint_text(rep):
                       '"' if v["bytes"] is None else human_size(v["bytes"]),
                       '"' if v["ms"] is None else f"{v['ms']:.1f} ms"] for v in rows])]
     if rep["modules"]:
-        parts.append("modules: " + ", ".join(
-            m["name"] + " = " + m["module"] + ("." + m["attr"] if m["attr"] else "")
+        parts.append("modules: " + ", ".join(shown_text(
+            f"{m['name']} = {m['module']}" + ("." + m["attr"] if m["attr"] else ""))
             for m in rep["modules"]))
     if rep["skipped"]:
         parts.append("skipped:\n" + _table(
@@ -215,7 +239,7 @@ def checkpoint_text(rep):
     planned += [f["message"] for f in replay.get("flagged") or []]
     planned += [f"{', '.join(c['names'])}: {c['reason']}" for c in replay.get("choices") or []]
     if planned:
-        parts.append("replay on restore:\n  " + "\n  ".join(planned))
+        parts.append("replay on restore:\n  " + "\n  ".join(map(shown_text, planned)))
     firsts = [v for v in rows if v["bytes"] is not None]
     names = {v["record"]: [w["name"] for w in rows if w["record"] == v["record"]] for v in firsts}
     notes = [f"{names[v['record']]}: {v['fallback']} -> {v['serializer']}"
@@ -225,7 +249,7 @@ def checkpoint_text(rep):
         notes.append(rep["walk"]["truncated"])
     notes += filter(None, [_random_state_line(rep.get("random_state"))])
     if notes:
-        parts.append("notes:\n  " + "\n  ".join(notes))
+        parts.append("notes:\n  " + "\n  ".join(map(shown_text, notes)))
     parts.append(f"{len(rows)} variables in {len(firsts)} records, "
                  f"{human_size(rep['size'])}, {rep['timings']['total_ms']:.0f} ms")
     return "\n".join(p for p in parts if p)
@@ -257,14 +281,17 @@ def restore_text(rep):
              + (f" and {len(ok_modules)} imports" if modules else "")
              + f" in {rep['timings'].get('load_ms', 0):.0f} ms"]
     if names:
-        parts.append("  " + ", ".join(names))
+        parts.append("  " + ", ".join(map(shown_text, names)))
+    if ok_modules:
+        parts.append("  imports: " + ", ".join(
+            shown_text(_trust.binding_text(m)) for m in ok_modules))
     if rep.get("recomputed"):
         parts.append("recomputed by replay:\n  " + "\n  ".join(
-            f"{r['name']}: {r['message']}" for r in rep["recomputed"]))
+            shown_text(f"{r['name']}: {r['message']}") for r in rep["recomputed"]))
     for c in (rep.get("replay") or {}).get("cells") or []:
         if c.get("output"):
-            parts.append(f"output of cell [{c['count']}] (re-run):\n  "
-                         + c["output"].rstrip().replace("\n", "\n  "))
+            parts.append(f"output of cell [{shown_text(c['count'])}] (re-run):\n  "
+                         + _shown_lines(c["output"].rstrip()).replace("\n", "\n  "))
     bad = [[", ".join(p["names"]), p["message"]] for p in rep["problems"]]
     if bad:
         parts.append("NOT restored:\n" + _table(["variable", "reason"], bad))
@@ -276,7 +303,7 @@ def restore_text(rep):
             [[s["name"], s["type"], s["reason"]] for s in rep["skipped"]]))
     parts += filter(None, [_random_state_line(rep.get("random_state"), restored=True)])
     for w in rep["warnings"]:
-        parts.append("warning: " + w)
+        parts.append("warning: " + shown_text(w))
     return "\n".join(parts)
 
 
@@ -336,7 +363,7 @@ class RestoreReport:
                              "random_state": self.random_state})
         replay = self.replay
         if replay is not None and (replay.recomputed or replay.failed or replay.skipped):
-            text += "\nreplay:\n  " + replay.table().replace("\n", "\n  ")
+            text += "\nreplay:\n  " + _shown_lines(replay.table()).replace("\n", "\n  ")
         return text
 
     def to_dict(self):

@@ -46,6 +46,7 @@ included), nothing else is special.
 """
 
 import copyreg
+import enum
 import functools
 import inspect as _inspect
 import io
@@ -84,6 +85,7 @@ class _Rules:
         self.path = os.path.join(_DIR, filename)
         self.key = key
         self._rules = None
+        self._module_cache = {}
 
     def rules(self):
         if self._rules is None:
@@ -101,18 +103,29 @@ class _Rules:
                     self._by_module.setdefault(e["module"], []).append((i, rule))
         return self._rules
 
+    def _for_module(self, module):
+        """The entries that may match `module`, in file order (cached: a file of many
+        distinct imports costs one lookup per module, not a pass over every entry)."""
+        found = self._module_cache.get(module)
+        if found is None:
+            self.rules()
+            found = [rule for _, rule in sorted(self._by_module.get(module, []) + [
+                r for r in self._wild if r[1][0].match(module)])]
+            if len(self._module_cache) > 50_000:
+                self._module_cache.clear()
+            self._module_cache[module] = found
+        return found
+
     def why(self, module, name):
         """The reason of the first entry matching module + name, else None."""
-        self.rules()
-        for _, (mod_re, name_res, why, _) in sorted(self._by_module.get(module, []) + [
-                r for r in self._wild if r[1][0].match(module)]):
+        for mod_re, name_res, why, _ in self._for_module(module):
             if mod_re.match(module) and any(r.match(name) for r in name_res):
                 return why
         return None
 
     def why_import(self, module):
         """The reason when importing `module` at all runs something (an `on_import` entry)."""
-        for mod_re, _, why, on_import in self.rules():
+        for mod_re, _, why, on_import in self._for_module(module):
             if on_import and mod_re.match(module):
                 return why
         return None
@@ -453,13 +466,46 @@ def judge_binding(binding, mode=DENY):
     if attr is not None:
         judged = judge_import({"module": module, "name": attr, "protocol": 3}, None, mode)
         out.update({k: judged[k] for k in ("target", "state", "danger", "why", "note")})
+        if mode == DATA and out["danger"] is None and not own_name(name, module, attr):
+            out.update(danger=NOT_DATA, why=(
+                f"data-only mode binds {module}.{attr} only under its own name {attr}"))
         return out
     hit = _import_danger(module)
     if hit:
         out.update(danger=RUNS_CODE, why=f"importing {hit[0]} {hit[1]}")
+    elif mode == DATA and not own_name(name, module):
+        out.update(danger=NOT_DATA, why=(
+            f"data-only mode binds a module only under its own name, and {name} is not the "
+            f"name of {module}"))
     elif mode == DATA and module not in sys.modules and not _data_module(module):
         out.update(danger=NOT_DATA, why="data-only mode imports no module it does not need")
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _module_aliases():
+    with open(ALLOWLIST.path, encoding="utf-8") as f:
+        pairs = json.load(f)["module_aliases"]
+    return frozenset((p["name"], p["module"]) for p in pairs)
+
+
+def own_name(name, module, attr=None):
+    """Is `name` what the bound thing is called: `json` for module json, `pyplot` for
+    matplotlib.pyplot, `OrderedDict` for collections.OrderedDict, or one of the well-known
+    aliases of allowlist.json's `module_aliases` (np for numpy, pd for pandas...)? Data-only
+    mode binds nothing else: a file's `json = pickle` would make a later json.loads run it."""
+    if attr is not None:
+        return name == attr
+    return name == module or name == module.rsplit(".", 1)[-1] or (name, module) in \
+        _module_aliases()
+
+
+def binding_text(binding):
+    """A module binding as a person reads it: `json` when the name is the module's own,
+    `np → numpy`, `json → pickle` (a name that says something else is shown as such)."""
+    name, module, attr = binding.get("name"), binding.get("module"), binding.get("attr")
+    target = f"{module}.{attr}" if attr else str(module)
+    return str(name) if name == (attr or module) else f"{name} \u2192 {target}"
 
 
 def _data_module(module):
@@ -482,6 +528,19 @@ def refuses_binding(binding, mode):
     return refuses(binding["danger"], mode)
 
 
+# A checkpoint Elastic Lite writes imports a few hundred distinct globals at most. A file
+# importing more is judged up to MAX_JUDGED of them; the others are one "unknown" import
+# (every record using one is refused unless trusted), so judging any file the validator
+# accepts costs a bounded time (a file of 250,000 distinct imports took 82 s and 1.1 GB).
+MAX_JUDGED = 5_000
+_UNJUDGED = {"written": "...", "raw": None, "module": None, "name": None, "state": "unknown",
+             "target": f"imports beyond the first {MAX_JUDGED:,}", "steps": [], "note": None,
+             "dotted": False, "opcode": None, "protocol": None, "ext": None, "calls": [],
+             "danger": UNKNOWN, "why": (
+                 f"this checkpoint imports more than {MAX_JUDGED:,} distinct globals (Elastic "
+                 "Lite writes a few hundred at most); the rest were not judged")}
+
+
 class Judgement:
     """Every import of an inspected container (and its manifest's module bindings), judged
     once, before anything is imported or unpickled: the interpreter as it is NOW decides.
@@ -498,15 +557,22 @@ class Judgement:
         self.records = {}
         self.seen = {}  # what the guarded unpickler judged harmless, for the next records
         judged = {}  # records import the same globals again and again: judge each once
+        self.unjudged = 0  # distinct imports beyond MAX_JUDGED (see there)
+        self._listing = None
         for rec in info.get("records") or []:
             imports = rec.get("imports")
             if imports is None and rec.get("globals"):  # no import details: pairs only
                 imports = [{"module": m, "name": n, "protocol": None} for m, n in rec["globals"]]
             out = []
-            for i in imports or []:
+            imports = imports or []
+            for n, i in enumerate(imports):
                 key = (i.get("module"), i.get("name"), i.get("protocol"), i.get("ext"),
                        i.get("opcode"), tuple(i.get("calls") or ()), rec.get("serializer"))
                 if key not in judged:
+                    if len(judged) >= MAX_JUDGED:  # the rest of the file is not judged
+                        self.unjudged += len(imports) - n
+                        out.append(_UNJUDGED)
+                        break
                     judged[key] = judge_import(i, rec.get("serializer"), mode)
                 out.append(judged[key])
             self.records[rec.get("index")] = out
@@ -531,6 +597,8 @@ class Judgement:
         """Every distinct thing restoring would import, for the person to see: [{"target",
         "danger", "why", "written": [...], "records": [...], "names": [...], "bindings":
         [...]}], the dangerous first (runs code, unknown, not data, builds code)."""
+        if self._listing is not None:
+            return self._listing
         rows = {}
         seen = {}  # target -> (written, records, names) already in its row: sets, so that a
         # checkpoint of many records importing the same globals stays linear
@@ -563,7 +631,9 @@ class Judgement:
                             r["names"].append(n)
         for b in self.bindings:
             row(b)["bindings"].append(b["name"])
-        return sorted(rows.values(), key=lambda r: (_ORDER[r["danger"]], str(r["target"])))
+        self._listing = sorted(rows.values(),
+                               key=lambda r: (_ORDER[r["danger"]], str(r["target"])))
+        return self._listing
 
 
 def label(judged):
@@ -578,6 +648,9 @@ def label(judged):
 
 def refusal(hits, mode=DENY):
     """The message of a record refused because of `hits` (judged imports)."""
+    if mode == DATA and hits and hits[0].get("checked"):
+        return (f"not plain data: while loading, {label(hits[0])}: {hits[0]['why']}; refused "
+                "in data-only mode (restore it with trust=True only if you made it)")
     if mode == DATA:
         shown = "; ".join(f"{label(h)}: {h['why']}" for h in hits[:3])
         return (f"not plain data: it would import {shown}{', ...' if len(hits) > 3 else ''}; "
@@ -652,9 +725,363 @@ def guarded_load(serializer, payload, buffers, mode, accepted, seen=None):
     """Unpickle one record like _pickling.load, except that find_class hands out only the
     `accepted` (module, name) pairs, each judged again by what it really is (`seen`: a dict
     shared by the records of one restore, remembering what was judged already)."""
+    if mode == DATA and serializer != "dill":
+        return data_load(payload, buffers, accepted, seen)
     cls = _guarded_dill() if serializer == "dill" else _GuardedUnpickler
     unpickler = cls(io.BytesIO(payload), buffers=buffers)
     unpickler.el_mode = mode
     unpickler.el_accepted = accepted
     unpickler.el_seen = {} if seen is None else seen
+    return unpickler.load()
+
+
+# --- data-only loading: data constructors checked before they run, and budgets ---------------
+#
+# A data-only record loads through pickle's own Python unpickler with every opcode that calls
+# or changes something checked first (REDUCE, NEWOBJ, NEWOBJ_EX, OBJ, INST, BUILD, APPEND(S),
+# SETITEM(S), ADDITEMS):
+# - only what find_class handed out may be called, and never a module (nothing on the
+#   allow-list is one; a module reached anyway is refused);
+# - nothing the file imported is changed: BUILD/APPEND/SETITEM on a class, a module, a
+#   function or a singleton it imported (pandas.NA) would change it for the whole process;
+# - numpy: no dtype that holds pointers (object, a structured dtype with an object field,
+#   StringDType) over bytes of the file; an allocation (ndarray without buffer,
+#   _reconstruct's shape, bytearray(n), numpy.void(n)) within the budget;
+# - budgets: no argument that would make a container or number orders of magnitude larger
+#   than the record (`deque(range(2**62), 0)`, `tuple(range(3 * 10**8))`,
+#   `int(Decimal('1e999999999'))`, `Fraction('1e999999999')`). The budget is
+#   BUDGET_FACTOR times the record's bytes (its stream and out-of-band buffers), at least
+#   BUDGET_MIN: what the file holds loads whole, what it would make up does not.
+
+BUDGET_FACTOR = 64
+BUDGET_MIN = 1 << 20
+
+
+def budget_for(payload, buffers=()):
+    """How many items (elements, bytes, digits) a record of these bytes may make."""
+    size = len(payload) + sum(memoryview(b).nbytes for b in buffers or ())
+    return max(BUDGET_MIN, BUDGET_FACTOR * size)
+
+
+def _pointer_bearing(dt):
+    from ._rebuild import pointer_bearing
+    return pointer_bearing(dt)
+
+
+_EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)")
+
+
+def _implied_size(value, depth=2):
+    """How many items consuming `value` would make: a range's length, an array's element
+    count, a Decimal's or a numeric string's power of ten; the largest of a container's
+    items (a few levels deep). What the file holds itself counts for nothing: it is there."""
+    t = type(value)
+    if t is range:  # (len() overflows past sys.maxsize: 2**31 - 1 in Pyodide)
+        return max(0, (value.stop - value.start + value.step - (1 if value.step > 0 else -1))
+                   // value.step)
+    mod = getattr(t, "__module__", "")
+    if mod == "decimal" or mod == "_decimal":
+        return abs(value.adjusted()) if value.is_finite() else 0
+    if mod == "numpy" and t.__name__ == "ndarray" or hasattr(value, "__array_interface__") \
+            and mod.startswith("numpy"):
+        return int(getattr(value, "size", 0) or 0)
+    if depth and t in (tuple, list, dict, set, frozenset):
+        items = value.values() if t is dict else value
+        return max((_implied_size(v, depth - 1) for v in items), default=0)
+    return 0
+
+
+def _as_dtype(value):
+    import numpy
+    return numpy.dtype(value)
+
+
+def _nbytes(shape, dtype):
+    n = _as_dtype(dtype).itemsize
+    for d in (shape if isinstance(shape, (tuple, list)) else (shape,)):
+        n *= max(int(d), 0)
+    return n
+
+
+def _check_ndarray(unpickler, args, kwargs):
+    names = ("shape", "dtype", "buffer", "offset", "strides", "order")
+    bound = dict(zip(names, args), **kwargs)
+    dtype = _as_dtype(bound.get("dtype", float))
+    if bound.get("buffer") is not None:
+        if _pointer_bearing(dtype):
+            return (f"an array of dtype {dtype} over bytes of the file: its values would be "
+                    "pointers the file chose")
+    elif _nbytes(bound.get("shape", ()), dtype) > unpickler.el_budget:
+        return f"an array of {_nbytes(bound.get('shape', ()), dtype)} bytes"
+    return None
+
+
+def _check_reconstruct(unpickler, args, kwargs):
+    if len(args) >= 3 and _nbytes(args[1], args[2]) > unpickler.el_budget:
+        return f"an array of {_nbytes(args[1], args[2])} bytes"
+    return None
+
+
+def _check_scalar(unpickler, args, kwargs):
+    dtype = _as_dtype(args[0]) if args else None
+    if dtype is not None and _pointer_bearing(dtype) and dtype.kind != "O":
+        return f"a numpy scalar of dtype {dtype} from bytes of the file (pointers)"
+    return None
+
+
+def _check_frombuffer(unpickler, args, kwargs):
+    if len(args) >= 2 and _pointer_bearing(_as_dtype(args[1])):
+        return f"an array of dtype {args[1]} over bytes of the file (pointers)"
+    return None
+
+
+def _check_array_view(unpickler, args, kwargs):
+    if len(args) == 6 and _pointer_bearing(_as_dtype(args[4])):
+        return f"a view of dtype {args[4]} over bytes of the file (pointers)"
+    return None
+
+
+def _check_void(unpickler, args, kwargs):
+    dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+    if dtype is not None and _pointer_bearing(_as_dtype(dtype)):
+        return f"a numpy void of dtype {dtype} from bytes of the file (pointers)"
+    return _check_sized(unpickler, args, kwargs)
+
+
+def _check_sized(unpickler, args, kwargs):
+    if args and type(args[0]) is int and args[0] > unpickler.el_budget:
+        return f"{args[0]} zero bytes"
+    return None
+
+
+def _power_of_ten(value):
+    """The power of ten a number written as text or a Decimal stands for (0 for others)."""
+    if type(value) is str:
+        m = _EXPONENT.search(value[:4096])
+        return 0 if not m else abs(int(m.group(1))) if len(m.group(1)) < 12 else 1 << 62
+    return _implied_size(value, 0)
+
+
+# int() and Fraction() of a number written with a power of ten make that many digits: the
+# same bound as Python's own for converting text to int (sys.get_int_max_str_digits()).
+_DIGITS = 4300
+
+
+def _check_fraction(unpickler, args, kwargs):
+    for a in args:
+        if _power_of_ten(a) > _DIGITS:
+            return f"a fraction of 10**{_power_of_ten(a)}"
+    return None
+
+
+def _check_int(unpickler, args, kwargs):
+    if args and _power_of_ten(args[0]) > _DIGITS:
+        return f"an integer of {_power_of_ten(args[0])} digits"
+    return None
+
+
+def _check_new_index(unpickler, args, kwargs):
+    pandas = sys.modules.get("pandas")
+    if len(args) < 2 or pandas is None or not (isinstance(args[0], type)
+                                                and issubclass(args[0], pandas.Index)):
+        return "pandas' _new_Index called with something else than a pandas index class"
+    if not isinstance(args[1], dict):
+        return "pandas' _new_Index called without its dict of fields"
+    return _check_call(unpickler, args[0], (), args[1])
+
+
+def _check_unpickle_block(unpickler, args, kwargs):
+    if len(args) != 3 or args[2] not in (1, 2):
+        return "pandas' _unpickle_block called with other arguments than (values, placement, ndim)"
+    values = args[0]
+    if getattr(values, "ndim", None) not in (1, 2):
+        return "pandas' _unpickle_block called with values that are not an array"
+    return None
+
+
+def _check_reconstructor(unpickler, args, kwargs):
+    if len(args) != 3:
+        return "copyreg._reconstructor called with other arguments than (class, base, state)"
+    cls, base, state = args
+    for c in (cls, base):
+        if not isinstance(c, type) or not unpickler.el_imported_has(c):
+            return f"copyreg._reconstructor of {_describe(c)}, which the file did not import"
+    if base is not object and state is not None:
+        return _check_call(unpickler, base, (state,), {})
+    return None
+
+
+def _check_newobj(unpickler, args, kwargs):
+    if not args or not isinstance(args[0], type) or not unpickler.el_imported_has(args[0]):
+        return "copyreg.__newobj__ of what the file did not import as a class"
+    return _check_call(unpickler, args[0], args[1:], {})
+
+
+def _check_newobj_ex(unpickler, args, kwargs):
+    if len(args) != 3 or not isinstance(args[0], type) or not unpickler.el_imported_has(args[0]) \
+            or not isinstance(args[1], tuple) or not isinstance(args[2], dict):
+        return "copyreg.__newobj_ex__ with other arguments than (class, args, kwargs)"
+    return _check_call(unpickler, args[0], args[1], args[2])
+
+
+# What each data constructor is checked for, by its real identity (before it runs).
+_CHECKS = {
+    "numpy.ndarray": _check_ndarray,
+    "numpy._core.multiarray._reconstruct": _check_reconstruct,
+    "numpy.core.multiarray._reconstruct": _check_reconstruct,
+    "numpy._core.multiarray.scalar": _check_scalar,
+    "numpy.core.multiarray.scalar": _check_scalar,
+    "numpy._core.numeric._frombuffer": _check_frombuffer,
+    "numpy.core.numeric._frombuffer": _check_frombuffer,
+    "numpy.void": _check_void,
+    "elastic_lite._rebuild.array_view": _check_array_view,
+    "builtins.bytearray": _check_sized,
+    "builtins.bytes": _check_sized,
+    "builtins.int": _check_int,
+    "fractions.Fraction": _check_fraction,
+    "pandas.core.indexes.base._new_Index": _check_new_index,
+    "pandas.core.indexes.datetimes._new_DatetimeIndex": _check_new_index,
+    "pandas._libs.internals._unpickle_block": _check_unpickle_block,
+    "copyreg._reconstructor": _check_reconstructor,
+    "copyreg.__newobj__": _check_newobj,
+    "copyreg.__newobj_ex__": _check_newobj_ex,
+}
+
+
+def _refuse_data(why, target):
+    raise Refused({"target": target, "danger": NOT_DATA, "raw": None, "why": why,
+                   "checked": True}, DATA)
+
+
+def _check_call(unpickler, func, args, kwargs):
+    """Why calling `func(*args, **kwargs)` (or `func.__new__`) is refused in data-only mode,
+    or None: `func` must be a data constructor the file imported, and the call must stay
+    within the record's budget and make no array over pointers."""
+    if not unpickler.el_imported_has(func):
+        return f"it calls {_describe(func)}, which is not a data constructor the file imported"
+    if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+        return "a call whose arguments are not a tuple"
+    ident = identity(func) or ""
+    size = max(_implied_size(args), _implied_size(kwargs))
+    if size > unpickler.el_budget:
+        return (f"it would make {ident} of about {size} items from a record of "
+                f"{unpickler.el_size} bytes (the budget is {unpickler.el_budget})")
+    check = _CHECKS.get(ident)
+    if check is None:
+        return None
+    try:
+        why = check(unpickler, args, kwargs)
+    except (TypeError, ValueError, OverflowError) as exc:
+        why = f"arguments {ident} does not accept ({type(exc).__name__}: {exc})"
+    return why
+
+
+class _DataUnpickler(pickle._Unpickler):
+    """pickle's Python unpickler with every call and change checked first (see above)."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+    def find_class(self, module, name):
+        obj = _guarded_find_class(pickle._Unpickler.find_class, self, module, name)
+        if isinstance(obj, types.ModuleType):
+            _refuse_data(f"{module}.{name} is a module, not a data constructor", f"{module}.{name}")
+        self.el_imported[id(obj)] = obj
+        return obj
+
+    def el_imported_has(self, obj):
+        return self.el_imported.get(id(obj), self) is obj
+
+    def _el_call(self, func, args, kwargs):
+        why = _check_call(self, func, args, kwargs)
+        if why:
+            _refuse_data(why, identity(func) or _describe(func))
+
+    def _el_changes(self, target, how):
+        if self.el_imported_has(target) or isinstance(target, (types.ModuleType, type, enum.Enum)) \
+                or callable(target) and identity(target) is not None:
+            _refuse_data(f"{how} would change {_describe(target)} itself (imported by the "
+                         "file: a class, module, function or shared object)", _describe(target))
+
+    def load_reduce(self):
+        self._el_call(self.stack[-2], self.stack[-1], {})
+        pickle._Unpickler.load_reduce(self)
+    dispatch[pickle.REDUCE[0]] = load_reduce
+
+    def load_newobj(self):
+        if not isinstance(self.stack[-2], type):
+            _refuse_data("NEWOBJ of what is not a class", _describe(self.stack[-2]))
+        self._el_call(self.stack[-2], self.stack[-1], {})
+        pickle._Unpickler.load_newobj(self)
+    dispatch[pickle.NEWOBJ[0]] = load_newobj
+
+    def load_newobj_ex(self):
+        if not isinstance(self.stack[-3], type):
+            _refuse_data("NEWOBJ_EX of what is not a class", _describe(self.stack[-3]))
+        self._el_call(self.stack[-3], self.stack[-2], self.stack[-1])
+        pickle._Unpickler.load_newobj_ex(self)
+    dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
+
+    def _instantiate(self, klass, args):
+        self._el_call(klass, tuple(args), {})
+        pickle._Unpickler._instantiate(self, klass, args)
+
+    def load_build(self):
+        inst, state = self.stack[-2], self.stack[-1]
+        self._el_changes(inst, "BUILD")
+        numpy = sys.modules.get("numpy")
+        if numpy is not None and type(inst) is numpy.ndarray and isinstance(state, tuple) \
+                and len(state) >= 5 and not isinstance(state[-1], list):
+            dtype = state[2]
+            if isinstance(dtype, numpy.dtype) and _pointer_bearing(dtype):
+                _refuse_data(f"an array of dtype {dtype} set from bytes of the file (pointers)",
+                             "numpy.ndarray.__setstate__")
+            if _nbytes(state[1], dtype) > self.el_budget:
+                _refuse_data(f"an array of {_nbytes(state[1], dtype)} bytes",
+                             "numpy.ndarray.__setstate__")
+        pickle._Unpickler.load_build(self)
+        if numpy is not None and isinstance(inst, numpy.dtype) and inst.fields:
+            if _pointer_bearing(inst) and not inst.hasobject:
+                _refuse_data(f"a dtype whose fields hold pointers but whose flags say not "
+                             f"({inst})", "numpy.dtype.__setstate__")
+    dispatch[pickle.BUILD[0]] = load_build
+
+    def load_append(self):
+        self._el_changes(self.stack[-2], "APPEND")
+        pickle._Unpickler.load_append(self)
+    dispatch[pickle.APPEND[0]] = load_append
+
+    def load_setitem(self):
+        self._el_changes(self.stack[-3], "SETITEM")
+        pickle._Unpickler.load_setitem(self)
+    dispatch[pickle.SETITEM[0]] = load_setitem
+
+    def _el_marked_target(self, how):
+        if self.metastack and self.metastack[-1]:
+            self._el_changes(self.metastack[-1][-1], how)
+
+    def load_appends(self):
+        self._el_marked_target("APPENDS")
+        pickle._Unpickler.load_appends(self)
+    dispatch[pickle.APPENDS[0]] = load_appends
+
+    def load_setitems(self):
+        self._el_marked_target("SETITEMS")
+        pickle._Unpickler.load_setitems(self)
+    dispatch[pickle.SETITEMS[0]] = load_setitems
+
+    def load_additems(self):
+        self._el_marked_target("ADDITEMS")
+        pickle._Unpickler.load_additems(self)
+    dispatch[pickle.ADDITEMS[0]] = load_additems
+
+
+def data_load(payload, buffers, accepted, seen=None):
+    """Unpickle one record in data-only mode (plain pickle only): the checking unpickler."""
+    unpickler = _DataUnpickler(io.BytesIO(payload), buffers=buffers)
+    unpickler.el_mode = DATA
+    unpickler.el_accepted = accepted
+    unpickler.el_seen = {} if seen is None else seen
+    unpickler.el_imported = {}
+    unpickler.el_size = len(payload) + sum(memoryview(b).nbytes for b in buffers or ())
+    unpickler.el_budget = budget_for(payload, buffers)
     return unpickler.load()
