@@ -424,6 +424,7 @@ class DirectoryStore:
     relative one is relative to the working directory, never to the store)."""
 
     live_pieces = False
+    never_suspends = True  # the magics drive its coroutines at once (_magics._run)
 
     def __init__(self, path, retention=None, keep_last=None, lock_timeout=DEFAULT_LOCK_TIMEOUT,
                  orphan_grace=DEFAULT_ORPHAN_GRACE, key_file=None):
