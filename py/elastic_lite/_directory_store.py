@@ -720,7 +720,7 @@ class DirectoryStore:
                 at = 0
                 while at < p.nbytes:
                     got = os.read(fd, min(CHUNK, p.nbytes - at))
-                    if not got or p[at:at + len(got)] != got:
+                    if not got or p[at:at + len(got)].tobytes() != got:  # memcmp, not per item
                         return False
                     at += len(got)
             return True
