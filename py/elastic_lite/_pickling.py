@@ -298,7 +298,29 @@ def _subclass_view_reduce(arr, ndarray, copied):
     return (_rebuild.subclass_view, rv[1] + (t, dict(attrs) if attrs else None))
 
 
-_PLAIN, _CLASS, _FUNCTION, _LRU, _ARRAY, _NO_VIEWS, _MEMORYVIEW, _SUBARRAY = range(8)
+class RefusedOnRestore(pickle.PicklingError):
+    """The group holds an instance of a type a checked restore refuses (the deny-list): it
+    would be saved, then refused when restored. The snapshot skips what holds it instead."""
+
+
+def refused_type(t):
+    """Why a checked restore refuses an instance of the library type `t` (its class is a
+    global of the stream, judged against the deny-list: pandas' Styler "reads or writes
+    files, evaluates expressions"), else None."""
+    mod, qual = getattr(t, "__module__", None), getattr(t, "__qualname__", None)
+    if not isinstance(mod, str) or not isinstance(qual, str):
+        return None
+    from ._trust import why_denied  # (imported late: _trust loads its lists on first use)
+    parts = f"{mod}.{qual}".split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        why = why_denied(".".join(parts[:i]), ".".join(parts[i:]))
+        if why:
+            return (f"a checked restore would refuse it: it holds a {mod}.{qual}, which the "
+                    f"restore's deny-list refuses ({why}); re-create it after restore")
+    return None
+
+
+_PLAIN, _CLASS, _FUNCTION, _LRU, _ARRAY, _NO_VIEWS, _MEMORYVIEW, _SUBARRAY, _REFUSED = range(9)
 _NO_VIEW_PACKAGES = ("pandas",)
 
 
@@ -315,6 +337,8 @@ def _action(t, ndarray):
         return _LRU
     if t is memoryview:
         return _MEMORYVIEW
+    if refused_type(t) is not None:
+        return _REFUSED
     if ndarray is not None:
         if t is ndarray:
             return _ARRAY
@@ -360,6 +384,8 @@ class _Policy:
             action = self._el_actions[t] = _action(t, self._el_ndarray)
         if action is _PLAIN:
             return NotImplemented
+        if action is _REFUSED:
+            raise RefusedOnRestore(refused_type(t))
         if action is _MEMORYVIEW:
             return _memoryview_reduce(obj, self.el_out_of_band)
         if action is _ARRAY:

@@ -43,7 +43,7 @@ from ._history import NO_ROOM, Memo, check_content, proof_of, signature, stream_
 from ._capture import capture, default_namespace
 from ._groups import DEEP_LEVELS, find_groups, is_notebook_def
 from ._pickling import (CloudPickler, DillPickler, NotPlain, PlainCheck, PlainPickler,
-                        plain_allowed)
+                        RefusedOnRestore, plain_allowed)
 from ._report import GroupReport, Snapshot, type_name
 from ._version import __version__
 
@@ -508,6 +508,18 @@ def _write_or_split(writer, picklers, group, variables, defs, reuse=None,
     if report is not None or len(group) == 1:
         yield report, failed
         return
+    refused = _refused_members(picklers, group, variables, defs)
+    rest = [n for n in group if n not in refused]
+    if refused and rest:  # what a checked restore refuses, out; the others stay one group
+        report, failed = _write_group(writer, picklers, rest, variables, defs, reuse,
+                                      serializers)
+        if report is not None:
+            report.note = (f"saved without {sorted(refused)}, which a checked restore would "
+                           "refuse (skipped): aliasing with them is not kept")
+            yield report, failed
+            yield None, [{"name": n, "type": type_name(variables[n]), "reason": why,
+                          "attempts": []} for n, why in refused.items()]
+            return
     for name in group:  # split: save what can be saved, each variable alone
         single, single_failed = _write_group(writer, picklers, [name], variables, defs, reuse,
                                              serializers)
@@ -515,6 +527,29 @@ def _write_or_split(writer, picklers, group, variables, defs, reuse=None,
             single.note = (f"saved alone: its group {group} failed as a whole, "
                            "so aliasing with the others is not kept")
         yield single, single_failed
+
+
+class _NullSink:
+    def write(self, buf):
+        return len(buf) if isinstance(buf, bytes) else memoryview(buf).nbytes
+
+
+def _refused_members(picklers, group, variables, defs):
+    """{name: reason} of the variables of a failed group that hold an instance of a type a
+    checked restore refuses (_pickling.RefusedOnRestore), found by pickling each alone into
+    nothing (large buffers out of band: not copied)."""
+    out = {}
+    for name in group:
+        refs = {i: n for i, n in defs.items() if n != name}
+        pickler = CloudPickler(_NullSink(), picklers.namespace, refs,
+                               buffer_callback=lambda buf: False)
+        try:
+            pickler.dump((variables[name],))
+        except RefusedOnRestore as exc:
+            out[name] = str(exc)
+        except Exception:  # fails for another reason: the split below reports it
+            pass
+    return out
 
 
 class _Pool:

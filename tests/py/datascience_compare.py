@@ -164,11 +164,15 @@ def describe(v, depth=0):
         out = _pandas(v)
         if out is not None:
             return out
-    if "sklearn" in sys.modules and hasattr(v, "get_params") and hasattr(v, "fit"):
+    if "sklearn" in sys.modules and hasattr(v, "get_params") and hasattr(v, "fit") \
+            and not isinstance(v, type):
         return _estimator(v)
     out = _matplotlib(v)
     if out is not None:
         return out
+    if isinstance(v, type):
+        return {"type": "type", "name": f"{v.__module__}.{v.__qualname__}",
+                "attrs": sorted(k for k in vars(v) if not k.startswith("__"))}
     text = repr(v)
     if not _ADDRESS.search(text):
         return {"type": _type(v), "repr": text}

@@ -110,3 +110,22 @@ threshold = 1
 assert big_groups(data) == ["a", "b"]
 assert report.frame is data and report.summary.loc["max", "v"] == 5
 """)
+
+
+def test_what_a_checked_restore_refuses_is_skipped_at_checkpoint_not_lost_with_its_group(nb):
+    # df.style (a Styler: pandas.io.formats.style is deny-listed) shares df with `frames`:
+    # before, all three were one record, saved, then refused whole by the default (checked)
+    # restore, reported nowhere at checkpoint time. Now the Styler is skipped with the
+    # reason and the others stay one group (frames[0] is df).
+    ns = nb("import pandas as pd\ndf = pd.DataFrame({'a': [1.0, 2.5]})\n"
+            "styled = df.style.format('{:.1f}')\nframes = [df]\n")
+    snap = el.snapshot(ns)
+    skipped = {s["name"]: s["reason"] for s in snap.skipped}
+    assert list(skipped) == ["styled"], snap.table()
+    assert "Styler" in skipped["styled"] and "re-create it after restore" in skipped["styled"]
+    group = next(g for g in snap.groups if "df" in g.names)
+    assert sorted(group.names) == ["df", "frames"] and "styled" in group.note
+    back = {}
+    rep = el.load_snapshot(snap.data, back)  # made here: the checked mode, not trusted
+    assert rep.failed == [] and back["frames"][0] is back["df"], rep.table()
+    assert back["df"]["a"].tolist() == [1.0, 2.5]
