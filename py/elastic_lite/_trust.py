@@ -721,11 +721,23 @@ def _guarded_dill():
     return _GUARDED_DILL
 
 
+# A data-only record importing only these is loaded by pickle's C unpickler (10-15 times
+# faster than the checking one): each is an immutable C type (BUILD cannot change it) whose
+# call, with any arguments such a record can make, is no larger than those arguments: nothing
+# lazy (range), no number of unbounded digits (Decimal, Fraction), no size (bytes(n)) and no
+# array is among them. A record importing nothing has nothing to call at all.
+_PLAIN_C = frozenset([("builtins", n) for n in (
+    "dict", "list", "tuple", "set", "frozenset", "str", "int", "float", "complex", "bool",
+    "slice", "NoneType", "object")] + [("datetime", n) for n in (
+        "date", "time", "datetime", "timedelta", "timezone")] + [("collections", n) for n in (
+            "OrderedDict", "deque", "defaultdict")] + [("copyreg", "_reconstructor")])
+
+
 def guarded_load(serializer, payload, buffers, mode, accepted, seen=None):
     """Unpickle one record like _pickling.load, except that find_class hands out only the
     `accepted` (module, name) pairs, each judged again by what it really is (`seen`: a dict
     shared by the records of one restore, remembering what was judged already)."""
-    if mode == DATA and serializer != "dill":
+    if mode == DATA and serializer != "dill" and not accepted <= _PLAIN_C:
         return data_load(payload, buffers, accepted, seen)
     cls = _guarded_dill() if serializer == "dill" else _GuardedUnpickler
     unpickler = cls(io.BytesIO(payload), buffers=buffers)

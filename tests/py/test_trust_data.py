@@ -217,11 +217,12 @@ def test_build_on_a_module_changes_nothing():
 @pytest.mark.parametrize("target", [
     corpus.global_("pathlib", "PurePath"),                          # a class it imported
     corpus.call(corpus.global_("re", "RegexFlag"), b"K\x02"),       # an enum singleton
-    corpus.global_("collections", "OrderedDict"),
+    corpus.global_("uuid", "UUID"),                                 # a Python class
 ])
 def test_build_on_what_the_file_imported_is_refused(target):
     import pathlib
     import re
+    import uuid
     # BUILD with (None, {"el_poisoned": 1}): setattr on the target
     stream = corpus.record(target + b"N}" + corpus._unicode("el_poisoned") + b"K\x01s\x86b", 2)
     rep, _ = data_only(one(stream))
@@ -229,6 +230,7 @@ def test_build_on_what_the_file_imported_is_refused(target):
     assert "would change" in rep.failed[0]["message"]
     assert not hasattr(pathlib.PurePath, "el_poisoned")
     assert not hasattr(re.RegexFlag.IGNORECASE, "el_poisoned")
+    assert not hasattr(uuid.UUID, "el_poisoned")
 
 
 HOSTILE_ARGS = {"int": b"\x8a\x06\x00\x10\xa5\xd4\xe8\x00",  # 10**12 (LONG1)
