@@ -168,3 +168,54 @@ def test_retention_keeps_what_a_person_asked_for(tmp_path):
         save(store, f"auto {i}", f"x = {i}\n", notebook="nb.ipynb", auto=True)
     names = [e["name"] for e in run(store.list("nb.ipynb"))]
     assert names == ["auto 3", "auto 2"]
+
+
+# ---- the default store of a desktop kernel (_default_store) ----
+
+def test_default_store_path(tmp_path, monkeypatch):
+    from elastic_lite._default_store import default_store_path
+    monkeypatch.delenv("ELASTIC_LITE_STORE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    assert default_store_path(None) == str(tmp_path / "data" / "elastic-lite")
+    assert default_store_path("/srv/nb/analysis.ipynb") == "/srv/nb/.elastic-lite"
+    # relative to the server's root: the kernel runs in the notebook's folder
+    assert default_store_path("work/analysis.ipynb") == str(tmp_path / ".elastic-lite")
+    monkeypatch.setenv("ELASTIC_LITE_STORE", "~/ckpt")
+    assert default_store_path("/srv/nb/analysis.ipynb") == os.path.expanduser("~/ckpt")
+
+
+def test_attach_in_a_kernel_shell_only(tmp_path, monkeypatch, capsys):
+    """A shell with .kernel (ipykernel) gets the directory store beside its notebook and a
+    point after each cell; a plain IPython shell keeps the in-memory default."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from elastic_lite._default_store import attach
+    from elastic_lite._kernel_session import SESSION
+    monkeypatch.delenv("ELASTIC_LITE_STORE", raising=False)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "nb.ipynb"))
+    sh = InteractiveShell.instance()
+    el.set_store(None)
+    try:
+        attach(sh)
+        assert SESSION.store is None  # plain shell: nothing chosen here
+        sh.kernel = object()
+        el.load_ipython_extension(sh)
+        el.load_ipython_extension(sh)  # loading twice registers one automatic point
+        assert SESSION.notebook == str(tmp_path / "nb.ipynb")
+        assert SESSION.store.dir == str(tmp_path / ".elastic-lite")
+        sh.run_cell("v = 1", store_history=True)
+        points = run(SESSION.store.list(SESSION.notebook))
+        assert len(points) == 1 and points[0]["meta"]["cell"]["firstLine"] == "v = 1", points
+        sh.run_cell("%checkpoint", store_history=True)  # the magics' own cells make no point
+        assert len(run(SESSION.store.list(SESSION.notebook))) == 2
+        capsys.readouterr()
+        sh.run_cell(f"%elastic_lite store {tmp_path / 'other'}", store_history=False)
+        assert f"checkpoints are kept in {tmp_path / 'other'}" in capsys.readouterr().out
+    finally:
+        from elastic_lite._default_store import _AutoPoint
+        for cb in [c for c in sh.events.callbacks["post_run_cell"] if isinstance(c, _AutoPoint)]:
+            sh.events.unregister("post_run_cell", cb)
+        del sh.kernel
+        sh.reset()
+        el.set_store(None)
+        el.set_notebook(None)
