@@ -434,6 +434,8 @@ def judge_import(imp, serializer=None, mode=DENY):
         out.update(danger=RUNS_CODE, why=f"importing {on_import[0]} {on_import[1]}")
     elif res["state"] == "unknown":
         out.update(danger=UNKNOWN, why=res["note"])
+    elif isinstance(obj, types.ModuleType):
+        out.update(danger=UNKNOWN, why=_MODULE_OBJECT.format(identity(obj)))
     elif builds:
         out.update(danger=BUILDS_CODE, why=builds[2])
     elif mode == DATA:
@@ -679,6 +681,10 @@ class Refused(pickle.UnpicklingError):
         self.judged = judged
 
 
+_MODULE_OBJECT = ("it is the module {} itself: no checkpoint imports a module object by name, "
+                  "and BUILD on one would change it for the whole process")
+
+
 def _guarded_find_class(base, unpickler, module, name):
     """find_class of a guarded unpickler: only the imports judged before loading may be
     looked up at all, and what pickle finds is judged again by its real identity (a name
@@ -691,6 +697,9 @@ def _guarded_find_class(base, unpickler, module, name):
     seen = unpickler.el_seen  # (module, name) -> the object already judged harmless
     if seen.get((module, name), seen) is obj:
         return obj
+    if isinstance(obj, types.ModuleType):
+        raise Refused({"target": identity(obj), "danger": UNKNOWN, "raw": [module, name],
+                       "why": _MODULE_OBJECT.format(identity(obj))}, mode)
     ident = identity(obj) or identity(type(obj))
     for m, n in _split(ident):
         why = DENYLIST.why(m, n)

@@ -351,3 +351,20 @@ def test_every_python_table_shows_names_from_a_file_escaped():
                                  "problems": [], "skipped": [], "warnings": [HOSTILE_NAME],
                                  "timings": {"load_ms": 1}})
     assert not _raw_controls(text)
+
+
+@pytest.mark.parametrize("mode", [{"foreign": False}, {"data_only": True, "foreign": True}])
+def test_a_module_object_is_never_handed_out_by_a_guarded_restore(mode):
+    """Not only in data-only mode: a checkpoint of this origin importing a module by name (no
+    writer of Elastic Lite does: cloudpickle and dill rebuild module references by a call)
+    is refused before BUILD could change the module for the whole process."""
+    import json.decoder
+    j = _trust.judge_import({"module": "json", "name": "decoder", "protocol": 2})
+    assert j["danger"] == _trust.UNKNOWN and "module json.decoder itself" in j["why"]
+    stream = corpus.record(corpus.global_("json", "decoder")
+                           + b"}" + corpus._unicode("el_poisoned") + b"K\x01s" + b"b", 2)
+    rep = el.load_snapshot(one(stream), {"__name__": "__main__"}, **mode)
+    assert rep.failed_names == ["x"] and not hasattr(json.decoder, "el_poisoned")
+    # and the unpickler refuses it even where the judgement was not asked
+    with pytest.raises(_trust.Refused, match="module json.decoder itself"):
+        _trust.guarded_load("pickle", stream, (), _trust.DENY, {("json", "decoder")})
