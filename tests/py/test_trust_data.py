@@ -81,12 +81,13 @@ def test_data_only_binds_a_module_under_its_own_name_or_a_well_known_alias():
     assert "imports: json, np \u2192 numpy, path \u2192 os.path, OrderedDict" in rep.table()
 
 
-def test_binding_text_never_hides_the_target():
-    assert _trust.binding_text({"name": "json", "module": "pickle", "attr": None}) == \
-        "json \u2192 pickle"
-    assert _trust.binding_text({"name": "json", "module": "json", "attr": None}) == "json"
-    assert _trust.binding_text({"name": "print", "module": "builtins", "attr": "exec"}) == \
-        "print \u2192 builtins.exec"
+BINDING_VECTORS = json.load(open(os.path.join(ROOT, "tests", "vectors", "binding-text.json"),
+                                 encoding="utf-8"))["vectors"]
+
+
+@pytest.mark.parametrize("vector", BINDING_VECTORS, ids=lambda v: v["shown"])
+def test_binding_text_never_hides_the_target(vector):
+    assert _trust.binding_text(vector["binding"]) == vector["shown"]
 
 
 # --- finding 4: no pointers from the file ----------------------------------------------------
