@@ -45,6 +45,7 @@ through elastic_lite.host, so this is their only reader. Patterns: `module` and 
 included), nothing else is special.
 """
 
+import collections
 import copyreg
 import enum
 import functools
@@ -794,8 +795,9 @@ _EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)")
 
 def _implied_size(value, depth=2):
     """How many items consuming `value` would make: a range's length, an array's element
-    count, a Decimal's or a numeric string's power of ten; the largest of a container's
-    items (a few levels deep). What the file holds itself counts for nothing: it is there."""
+    count (a zero-stride view of 8 bytes may count 10**9), a Decimal's power of ten; the
+    largest of a container's items (a few levels deep). What the file holds itself counts for
+    nothing: it is there."""
     t = type(value)
     if t is range:  # (len() overflows past sys.maxsize: 2**31 - 1 in Pyodide)
         return max(0, (value.stop - value.start + value.step - (1 if value.step > 0 else -1))
@@ -1017,11 +1019,20 @@ class _DataUnpickler(pickle._Unpickler):
         if why:
             _refuse_data(why, identity(func) or _describe(func))
 
-    def _el_changes(self, target, how):
+    def _el_changes(self, target, how, given=()):
+        """Refuse `how` (BUILD, APPEND...) on `target` with `given` (the state or items) when
+        it would change what the file imported, or hand a value made up from little bytes
+        (range(10**12)) to anything but a plain container that only keeps it."""
         if self.el_imported_has(target) or isinstance(target, (types.ModuleType, type, enum.Enum)) \
                 or callable(target) and identity(target) is not None:
             _refuse_data(f"{how} would change {_describe(target)} itself (imported by the "
                          "file: a class, module, function or shared object)", _describe(target))
+        if not isinstance(target, (list, dict, set, collections.deque)):  # (they only keep it)
+            size = _implied_size(given, 3)
+            if size > self.el_budget:
+                _refuse_data(f"{how} would hand {_describe(target)} a value of about {size} "
+                             f"items from a record of {self.el_size} bytes (the budget is "
+                             f"{self.el_budget})", _describe(target))
 
     def load_reduce(self):
         self._el_call(self.stack[-2], self.stack[-1], {})
@@ -1048,7 +1059,7 @@ class _DataUnpickler(pickle._Unpickler):
 
     def load_build(self):
         inst, state = self.stack[-2], self.stack[-1]
-        self._el_changes(inst, "BUILD")
+        self._el_changes(inst, "BUILD", state)
         numpy = sys.modules.get("numpy")
         if numpy is not None and type(inst) is numpy.ndarray and isinstance(state, tuple) \
                 and len(state) >= 5 and not isinstance(state[-1], list):
@@ -1067,18 +1078,18 @@ class _DataUnpickler(pickle._Unpickler):
     dispatch[pickle.BUILD[0]] = load_build
 
     def load_append(self):
-        self._el_changes(self.stack[-2], "APPEND")
+        self._el_changes(self.stack[-2], "APPEND", self.stack[-1:])
         pickle._Unpickler.load_append(self)
     dispatch[pickle.APPEND[0]] = load_append
 
     def load_setitem(self):
-        self._el_changes(self.stack[-3], "SETITEM")
+        self._el_changes(self.stack[-3], "SETITEM", self.stack[-2:])
         pickle._Unpickler.load_setitem(self)
     dispatch[pickle.SETITEM[0]] = load_setitem
 
     def _el_marked_target(self, how):
         if self.metastack and self.metastack[-1]:
-            self._el_changes(self.metastack[-1][-1], how)
+            self._el_changes(self.metastack[-1][-1], how, self.stack)
 
     def load_appends(self):
         self._el_marked_target("APPENDS")

@@ -280,6 +280,9 @@ try:
     cases["void"] = R(np.void, (10**12,))
     view = R(np.ndarray, ((10**9,), "u1", bytearray(8), 0, (0,)))  # 8 bytes, seen 10**9 times
     cases["list-of-view"] = R(list, (view,))
+    # SETITEM on an array: the value is consumed (numpy materializes a range to assign it)
+    cases["setitem-on-array"] = R(np.ndarray, ((2,), "f8"), None, None,
+                                  iter([(slice(None), range(2**40))]))
 except ImportError:
     pass
 for name, value in cases.items():
