@@ -3,7 +3,8 @@ checkout, no environment variable of this project), a real ipykernel driven by j
 KernelManager as Jupyter Server drives it (the kernel started in the notebook's folder with
 $JPY_SESSION_NAME naming the notebook): %load_ext elastic_lite, cells with numpy and pandas, an
 automatic point after each cell, %checkpoint, a kernel restart, then a bare %restore brings the
-state back from `.elastic-lite/` beside the notebook.
+state back from `.elastic-lite/` beside the notebook (a generator, which no pickler stores, by
+replaying the recorded cell that made it).
 
 ipykernel, numpy and pandas come from the project's .venv (a .pth file in the fresh venv points
 at its site-packages, after the venv's own): elastic_lite, cloudpickle and dill are the fresh
@@ -104,7 +105,7 @@ def test_checkpoint_restart_restore_in_a_real_ipykernel(kernel_python, tmp_path)
         k.run("import numpy as np, pandas as pd\narr = np.arange(200_000, dtype='float64')\n"
               "view = arr[::2]\ndf = pd.DataFrame({'a': range(5), 'b': list('vwxyz')})\n"
               "def f(x):\n    return x + len(df)\n")
-        k.run("x = 41")
+        k.run("x = 41\ngen = (i * x for i in range(3))")  # a generator: replayed, not stored
         out = k.run("%checkpoint mine")
         assert "checkpoint 'mine' saved" in out
         out = k.run("%checkpoints")
@@ -115,8 +116,9 @@ def test_checkpoint_restart_restore_in_a_real_ipykernel(kernel_python, tmp_path)
             ["[False,", "False,", "False,", "False]"]  # a new kernel: nothing of the old state
         out = k.run("%load_ext elastic_lite\n%restore")
         assert "checkpoint 'mine'" in out, out
-        out = k.run("print(arr.sum(), np.shares_memory(view, arr), df.b.tolist(), f(x))")
-        assert out.split() == ["19999900000.0", "True", "['v',", "'w',", "'x',", "'y',", "'z']", "46"], out
+        out = k.run("print(arr.sum(), np.shares_memory(view, arr), df.b.tolist(), f(x), list(gen))")
+        assert out.split() == ["19999900000.0", "True", "['v',", "'w',", "'x',", "'y',", "'z']", "46",
+                               "[0,", "41,", "82]"], out
     finally:
         k.close()
     entries = os.listdir(project / ".elastic-lite" / "entries")
