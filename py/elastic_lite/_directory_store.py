@@ -58,6 +58,7 @@ _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _READ_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW
+_POSIX = os.name == "posix"  # modes, owners and links as the layout means them
 _RECORD_MAGIC = 0x43524C45  # "ELRC" little-endian (wasm/FORMAT.md, Record)
 _KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 
@@ -215,7 +216,8 @@ def _open_regular(path, what):
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise _unsafe(path, what, "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file")
-    os.set_blocking(fd, True)
+    if _POSIX:
+        os.set_blocking(fd, True)
     return fd, st
 
 
@@ -241,7 +243,8 @@ def _read_regular(path, what):
 def _create_exclusive(path):
     fd = os.open(path, _CREATE_FLAGS, 0o600)
     try:
-        os.fchmod(fd, 0o600)
+        if _POSIX:
+            os.fchmod(fd, 0o600)  # whatever the umask
     except OSError:
         os.close(fd)
         os.unlink(path)
@@ -288,7 +291,7 @@ def _ensure_folder(path, what, parents=False):
     if not stat.S_ISDIR(st.st_mode):
         raise StoreError(f"{what} {path} is not a folder. Remove it (the store makes it again), or "
                          "choose another folder.", "unsafe")
-    if made or (not parents and st.st_mode & 0o022 and st.st_uid == os.getuid()):
+    if _POSIX and (made or (not parents and st.st_mode & 0o022 and st.st_uid == os.getuid())):
         os.chmod(path, 0o700)
     return made
 
@@ -540,7 +543,7 @@ class DirectoryStore:
             return None
         fd, st = opened
         try:
-            if st.st_mode & 0o077 or st.st_uid != os.getuid():
+            if _POSIX and (st.st_mode & 0o077 or st.st_uid != os.getuid()):
                 raise StoreError(
                     f"the signing key {self.key_file} can be read by other users or belongs to "
                     f"another one (mode {st.st_mode & 0o777:o}): whoever can read it can sign "
