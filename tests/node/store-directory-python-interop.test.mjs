@@ -5,11 +5,13 @@
 // and restored by the Python store, signed as its own too. The code the CLI saved under
 // Pyodide's Python restores in CPython only as data: each refused function is named with the
 // reason. A record changed behind the store's back is damage on both sides, nothing of it loads.
+// A writer lock held by either side stops the other.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 
 import { ROOT, runCli, tempWorkdir } from './cli-helpers.mjs';
 import { DirectoryStore } from '../../js/store/directory.mjs';
@@ -125,4 +127,44 @@ return {"ok": r["ok"], "rows": "rows" in ns, "codes": sorted({p.get("code") or "
   assert.equal(after.rows, false);
   assert.equal(after.marked, true);
   assert.ok(after.names.includes('rows') && after.names.includes('both'), JSON.stringify(after));
+});
+
+test('one writer per checkpoint name across both: a lock a CPython kernel holds stops the CLI, and the other way round', { timeout: 120_000 }, async () => {
+  const work = await tempWorkdir();
+  const dir = path.join(work, 'store');
+  const nb = path.join(work, 'nb.ipynb');
+  fs.writeFileSync(nb, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [
+    { cell_type: 'code', metadata: {}, execution_count: null, outputs: [], source: 'print("cell ran")\n' }] }));
+  // a Python process holds the writer lock of "nb" until its stdin closes
+  const holder = spawn(PYTHON, ['-c', `
+import asyncio, sys
+from elastic_lite._directory_store import DirectoryStore
+held = asyncio.run(DirectoryStore(sys.argv[1]).lock("nb"))
+print("held", flush=True)
+sys.stdin.read()
+held.release_now()
+`, dir], { env: { ...process.env, PYTHONPATH: path.join(ROOT, 'py') }, stdio: ['pipe', 'pipe', 'inherit'] });
+  await once(holder.stdout, 'data');
+  const r = await runCli(['run', nb, '--name', 'nb', '--store', dir], { cwd: work });
+  holder.stdin.end();
+  await once(holder, 'close');
+  assert.equal(r.code, 1, r.stderr);
+  assert.doesNotMatch(r.stdout, /cell ran/);
+  assert.match(r.stderr, /checkpoint "nb" is being saved by another process/);
+
+  const held = await new DirectoryStore(dir).lock('nb'); // now Node holds it
+  try {
+    const got = python(dir, `
+s = DirectoryStore(store.dir, lock_timeout=0.3)
+try:
+    await s.lock("nb")
+    return "taken"
+except Exception as e:
+    return [getattr(e, "code", None), str(e)]
+`);
+    assert.equal(got[0], 'busy');
+    assert.match(got[1], new RegExp(`process ${process.pid}\\b`));
+  } finally {
+    await held.release();
+  }
 });
