@@ -947,6 +947,53 @@ def _check_newobj_ex(unpickler, args, kwargs):
     return _check_call(unpickler, args[0], args[1], args[2])
 
 
+def _pandas_inconsistent(obj):
+    """Why a pandas array just made or filled is not what pandas itself would make (its
+    numpy values of another dtype than its own: pandas' C code reads an int64 array as
+    datetimes and crashed the interpreter), else None. Only what pandas' unpickling sets
+    without checking: NDArrayBacked (datetime, timedelta, period, categorical, string
+    arrays) and the masked arrays (nullable integers, floats, booleans)."""
+    pandas = sys.modules.get("pandas")
+    if pandas is None:
+        return None
+    numpy = sys.modules["numpy"]
+    from pandas._libs.arrays import NDArrayBacked
+    from pandas.core.arrays.masked import BaseMaskedArray
+    name = type(obj).__name__
+    if isinstance(obj, NDArrayBacked):
+        arr, dtype = getattr(obj, "_ndarray", None), getattr(obj, "_dtype", None)
+        if arr is None:
+            return None  # not filled yet (BUILD comes next)
+        if type(arr) is not numpy.ndarray:
+            return f"a pandas {name} whose values are not a numpy array"
+        arrays = pandas.arrays
+        if isinstance(obj, arrays.DatetimeArray):
+            want = dtype if isinstance(dtype, numpy.dtype) else \
+                numpy.dtype(f"M8[{getattr(dtype, 'unit', 'ns')}]")
+            ok = want.kind == "M" and arr.dtype == want
+        elif isinstance(obj, arrays.TimedeltaArray):
+            ok = isinstance(dtype, numpy.dtype) and dtype.kind == "m" and arr.dtype == dtype
+        elif isinstance(obj, arrays.PeriodArray):
+            ok = arr.dtype == numpy.dtype("int64")
+        elif isinstance(obj, pandas.Categorical):
+            ok = arr.dtype.kind in "iu"
+        elif isinstance(obj, arrays.StringArray):
+            ok = arr.dtype == numpy.dtype(object)
+        else:
+            return f"a pandas {name}: data-only mode knows no check for it"
+        if not ok:
+            return f"a pandas {name} of dtype {dtype} over numpy values of dtype {arr.dtype}"
+    elif isinstance(obj, BaseMaskedArray):
+        data, mask = getattr(obj, "_data", None), getattr(obj, "_mask", None)
+        if data is None and mask is None:
+            return None
+        kinds = {"IntegerArray": "iu", "FloatingArray": "f", "BooleanArray": "b"}.get(name)
+        if kinds is None or type(data) is not numpy.ndarray or type(mask) is not numpy.ndarray \
+                or data.dtype.kind not in kinds or mask.dtype != bool or data.shape != mask.shape:
+            return f"a pandas {name} whose values and mask do not match"
+    return None
+
+
 # What each data constructor is checked for, by its real identity (before it runs).
 _CHECKS = {
     "numpy.ndarray": _check_ndarray,
@@ -1034,9 +1081,17 @@ class _DataUnpickler(pickle._Unpickler):
                              f"items from a record of {self.el_size} bytes (the budget is "
                              f"{self.el_budget})", _describe(target))
 
+    def _el_made(self, obj, how):
+        """Check what a call or BUILD made (pandas arrays filled without pandas' checks)."""
+        if "pandas" in sys.modules:
+            why = _pandas_inconsistent(obj)
+            if why:
+                _refuse_data(why, how)
+
     def load_reduce(self):
         self._el_call(self.stack[-2], self.stack[-1], {})
         pickle._Unpickler.load_reduce(self)
+        self._el_made(self.stack[-1], identity(type(self.stack[-1])) or "REDUCE")
     dispatch[pickle.REDUCE[0]] = load_reduce
 
     def load_newobj(self):
@@ -1071,6 +1126,7 @@ class _DataUnpickler(pickle._Unpickler):
                 _refuse_data(f"an array of {_nbytes(state[1], dtype)} bytes",
                              "numpy.ndarray.__setstate__")
         pickle._Unpickler.load_build(self)
+        self._el_made(inst, f"{identity(type(inst))}.__setstate__")
         if numpy is not None and isinstance(inst, numpy.dtype) and inst.fields:
             if _pointer_bearing(inst) and not inst.hasobject:
                 _refuse_data(f"a dtype whose fields hold pointers but whose flags say not "

@@ -173,6 +173,48 @@ def test_real_numpy_and_pandas_values_still_load_data_only(nb):
     assert out["df"].equals(ns["df"]) and out["off"] == ns["off"] and out["month"] == ns["month"]
 
 
+PANDAS_CASES = r'''
+import numpy as np, pandas as pd
+from copyreg import _reconstructor
+from pandas._libs.arrays import __pyx_unpickle_NDArrayBacked as backed
+
+class R:
+    def __init__(self, *r): self.r = r
+    def __reduce__(self): return self.r
+
+def nd(cls, dtype, values):
+    return R(backed, (cls, 82904607, None), (dtype, values))
+
+cases = {  # the first three crashed the interpreter when used (SIGSEGV), the others did not
+    "datetime-of-int64": nd(pd.arrays.DatetimeArray, np.dtype("M8[ns]"), np.arange(2)),
+    "datetimetz-of-int64": nd(pd.arrays.DatetimeArray, pd.DatetimeTZDtype("ns", "UTC"), np.arange(2)),
+    "timedelta-of-int64": nd(pd.arrays.TimedeltaArray, np.dtype("m8[ns]"), np.arange(2)),
+    "datetime-other-unit": nd(pd.arrays.DatetimeArray, np.dtype("M8[ns]"), np.arange(2).astype("M8[s]")),
+    "period-of-float": nd(pd.arrays.PeriodArray, pd.PeriodDtype("M"), np.array([1.5])),
+    "categorical-of-float": nd(pd.Categorical, pd.Categorical(["a"]).dtype, np.array([0.5])),
+    "string-of-int64": nd(pd.arrays.StringArray, pd.StringDtype(), np.arange(1)),
+    "masked-short-mask": R(_reconstructor, (pd.arrays.BooleanArray, object, None),
+                           {"_data": np.ones(1, dtype=bool), "_mask": np.zeros(9, dtype=bool)}),
+    "integer-of-float": R(_reconstructor, (pd.arrays.IntegerArray, object, None),
+                          {"_data": np.array([1.5]), "_mask": np.zeros(1, dtype=bool)}),
+}
+for name, value in cases.items():
+    rep, ns = data_only(pickle.dumps((value,), protocol=4))
+    if "x" in ns:  # what a person does next
+        repr(ns["x"]); pd.Series(ns["x"]).sort_values()
+    print(name, "x" in ns, [f["code"] for f in rep.failed], flush=True)
+print("all done")
+'''
+
+
+def test_pandas_arrays_whose_values_are_not_their_dtype_are_refused():
+    pytest.importorskip("pandas")
+    rc, out, err = child(PANDAS_CASES)
+    assert rc == 0 and "all done" in out, (rc, out, err[-2000:])
+    for line in out.splitlines()[:-1]:
+        assert line.endswith("False ['not-data']"), line
+
+
 # --- finding 5: the allow-list names data constructors only -----------------------------------
 
 def _allow_entries():
