@@ -959,6 +959,7 @@ def _pandas_inconsistent(obj):
     numpy = sys.modules["numpy"]
     from pandas._libs.arrays import NDArrayBacked
     from pandas.core.arrays.masked import BaseMaskedArray
+    from pandas.core.internals.managers import BaseBlockManager
     name = type(obj).__name__
     if isinstance(obj, NDArrayBacked):
         arr, dtype = getattr(obj, "_ndarray", None), getattr(obj, "_dtype", None)
@@ -983,6 +984,8 @@ def _pandas_inconsistent(obj):
             return f"a pandas {name}: data-only mode knows no check for it"
         if not ok:
             return f"a pandas {name} of dtype {dtype} over numpy values of dtype {arr.dtype}"
+    elif isinstance(obj, BaseBlockManager):
+        return _blocks_inconsistent(obj, numpy)
     elif isinstance(obj, BaseMaskedArray):
         data, mask = getattr(obj, "_data", None), getattr(obj, "_mask", None)
         if data is None and mask is None:
@@ -992,6 +995,29 @@ def _pandas_inconsistent(obj):
                 or data.dtype.kind not in kinds or mask.dtype != bool or data.shape != mask.shape:
             return f"a pandas {name} whose values and mask do not match"
     return None
+
+
+def _blocks_inconsistent(mgr, numpy):
+    """Why a pandas block manager's blocks do not tile its axes (pandas' Cython indexes by
+    the blocks' placements without bounds checks: a placement of 100000000 for 2 columns
+    crashed the interpreter), else None."""
+    axes, blocks = getattr(mgr, "axes", None), getattr(mgr, "blocks", None)
+    if not axes or blocks is None:
+        return None
+    bad = "a pandas block manager whose blocks do not tile its axes"
+    if mgr.ndim == 1:
+        return None if len(blocks) == 1 and blocks[0].shape == (len(axes[0]),) else bad
+    n = len(axes[0])
+    covered = numpy.zeros(n, dtype=bool)
+    for b in blocks:
+        locs = numpy.asarray(b.mgr_locs.as_array)
+        if locs.ndim != 1 or locs.size != b.shape[0] or tuple(b.shape[1:]) != (len(axes[1]),):
+            return bad
+        if locs.size and (locs.min() < 0 or locs.max() >= n or covered[locs].any()
+                          or len(numpy.unique(locs)) != locs.size):
+            return bad
+        covered[locs] = True
+    return None if covered.all() else bad
 
 
 # What each data constructor is checked for, by its real identity (before it runs).

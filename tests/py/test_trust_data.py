@@ -185,7 +185,7 @@ class R:
 def nd(cls, dtype, values):
     return R(backed, (cls, 82904607, None), (dtype, values))
 
-cases = {  # the first three crashed the interpreter when used (SIGSEGV), the others did not
+cases = {  # the first three crashed the interpreter when used (SIGSEGV), the next did not
     "datetime-of-int64": nd(pd.arrays.DatetimeArray, np.dtype("M8[ns]"), np.arange(2)),
     "datetimetz-of-int64": nd(pd.arrays.DatetimeArray, pd.DatetimeTZDtype("ns", "UTC"), np.arange(2)),
     "timedelta-of-int64": nd(pd.arrays.TimedeltaArray, np.dtype("m8[ns]"), np.arange(2)),
@@ -198,10 +198,17 @@ cases = {  # the first three crashed the interpreter when used (SIGSEGV), the ot
     "integer-of-float": R(_reconstructor, (pd.arrays.IntegerArray, object, None),
                           {"_data": np.array([1.5]), "_mask": np.zeros(1, dtype=bool)}),
 }
+from pandas._libs.internals import _unpickle_block
+from pandas.core.internals.managers import BlockManager
+for where in (100000000, -100000000, 5):  # a block placed outside its 2 columns (SIGSEGV)
+    block = R(_unpickle_block, (np.arange(4).reshape(2, 2), np.array([where, 0]), 2))
+    cases[f"block-at-{where}"] = R(BlockManager, ((block,), [pd.Index(["a", "b"]), pd.RangeIndex(2)]))
 for name, value in cases.items():
     rep, ns = data_only(pickle.dumps((value,), protocol=4))
+    if "x" in ns and isinstance(ns["x"], BlockManager):
+        ns["x"] = pd.DataFrame._from_mgr(ns["x"], axes=ns["x"].axes)
     if "x" in ns:  # what a person does next
-        repr(ns["x"]); pd.Series(ns["x"]).sort_values()
+        repr(ns["x"]); ns["x"].copy()
     print(name, "x" in ns, [f["code"] for f in rep.failed], flush=True)
 print("all done")
 '''
