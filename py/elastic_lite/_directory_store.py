@@ -13,6 +13,7 @@ what a CPython kernel wrote and the other way round.
     <dir>/counter.json          the signed counter (generations: rollback, concurrent writers)
     <dir>/retention.json        retention settings: {default, notebooks: {path: policy}}
     <dir>/signing-key           the store's HMAC key (0600), or $ELASTIC_LITE_KEY_FILE
+    <dir>/<stem>.elc (+ .meta.json)  a checkpoint file of an earlier version: read, listed, deleted
 
 <stem> is the name percent-encoded (A-Z a-z 0-9 _ - and non-leading dots stay). Every file is
 written under a temporary name (.tmp-<pid>-<hex>, created O_EXCL|O_NOFOLLOW, mode 0600),
@@ -815,6 +816,7 @@ class DirectoryStore:
         meta["generation"] = counter["generation"] + 1
         sig = self._sign_entry(signing, name, head, records, tail, meta) if sign else None
         self._write_entry(name, head, records, tail, meta, sig)  # the commit point
+        self._remove_legacy(name)
         for key in dict.fromkeys(r["key"] for r in records):
             try:
                 os.utime(self._record_file(key), (time.time(), 0), follow_symlinks=False)
@@ -876,6 +878,7 @@ class DirectoryStore:
         except StoreError:
             entry = None
         _rm(self._entry_file(name))
+        self._remove_legacy(name)
         return list(dict.fromkeys(r["key"] for r in entry["records"])) if entry else []
 
     def _free_unused(self, keys, ignore_pins=False):
@@ -977,6 +980,44 @@ class DirectoryStore:
         except OSError:
             pass  # best effort (a read-only store)
 
+    # checkpoints of earlier versions: <stem>.elc + <stem>.meta.json (read, listed, deleted)
+
+    def _legacy_files(self, name):
+        stem = name_to_stem(name)
+        return self._path(stem + ".elc"), self._path(stem + ".meta.json")
+
+    def _legacy(self, name, read=False):
+        """{"meta"} (+ "bytes" when `read`) of a checkpoint file of an earlier version, or None.
+        Metadata that does not match the file (its size and mtime then) is derived from it."""
+        container, sidecar = self._legacy_files(name)
+        st = _lstat(container)
+        if st is None or not stat.S_ISREG(st.st_mode):
+            return None
+        ns = st.st_mtime_ns  # Node's mtimeMs, computed the same way: sec * 1e3 + nsec / 1e6
+        mtime_ms = (ns // 10 ** 9) * 1e3 + (ns % 10 ** 9) / 1e6
+        try:
+            side = json.loads(_read_regular(sidecar, "Checkpoint metadata") or "null")
+        except (ValueError, OSError, StoreError):
+            side = None
+        if isinstance(side, dict) and side.get("name") == name and side.get("size") == st.st_size \
+                and side.get("mtimeMs") == mtime_ms and isinstance(side.get("meta"), dict):
+            meta = {**side["meta"], "size": st.st_size}
+        else:
+            meta = {"notebook": None, "createdMs": round(mtime_ms), "size": st.st_size,
+                    "metadataMissing": True}
+        out = {"meta": meta}
+        if read:
+            data = _read_regular(container, f"Checkpoint {name!r}")
+            if data is None:
+                return None
+            out["bytes"] = data
+            meta["size"] = len(data)
+        return out
+
+    def _remove_legacy(self, name):
+        for f in self._legacy_files(name):
+            _rm(f)
+
     async def get(self, name):
         """{"bytes", "meta", "damaged": [{key, record}], "signature"} or None. A record whose
         bytes do not match its key is neutralized (its header kept, its payload zeroed), marked
@@ -984,7 +1025,8 @@ class DirectoryStore:
         check_name(name)
         entry = self._read_entry(name)
         if entry is None:
-            return None
+            legacy = self._legacy(name, read=True)
+            return legacy and {**legacy, "damaged": [], "signature": {"state": "unsigned", "keyId": None}}
         _check_folder(self._path("records"), "The store folder")
         out = bytearray(entry["head"])
         damaged = []
@@ -1005,8 +1047,11 @@ class DirectoryStore:
     async def get_entry(self, name):
         check_name(name)
         entry = self._read_entry(name)
-        if entry is None:
-            return None
+        if entry is None:  # a file of an earlier version has no records: it is all tail
+            legacy = self._legacy(name, read=True)
+            return legacy and {"name": name, "head": b"", "records": [], "tail": legacy["bytes"],
+                               "meta": legacy["meta"], "size": len(legacy["bytes"]),
+                               "signature": {"state": "unsigned", "keyId": None}}
         return {"name": name, "head": entry["head"], "records": [dict(r) for r in entry["records"]],
                 "tail": entry["tail"], "meta": {**entry["meta"], "size": entry["size"]},
                 "size": entry["size"], "signature": self._signature_of(name, entry)}
@@ -1029,8 +1074,15 @@ class DirectoryStore:
 
     async def list(self, notebook=None):
         self._opened()
-        out = [{"name": e["name"], "meta": {**e["meta"], "size": e["size"]}} for e in self._entries()
+        entries = self._entries()
+        out = [{"name": e["name"], "meta": {**e["meta"], "size": e["size"]}} for e in entries
                if notebook is None or e["meta"].get("notebook") == notebook]
+        names = {e["name"] for e in entries}
+        for f in self._readdir():
+            name = stem_to_name(f[:-4]) if f.endswith(".elc") and not f.startswith(".") else None
+            legacy = self._legacy(name) if name is not None and name not in names else None
+            if legacy and (notebook is None or legacy["meta"].get("notebook") == notebook):
+                out.append({"name": name, "meta": legacy["meta"]})
         out.sort(key=lambda e: e["name"])
         out.sort(key=lambda e: -(e["meta"].get("createdMs") or 0))
         return out
@@ -1044,8 +1096,9 @@ class DirectoryStore:
                 entry = self._read_entry(name)
             except StoreError:
                 damaged = True
-            existed = entry is not None or damaged
+            existed = entry is not None or damaged or self._legacy(name) is not None
             _rm(self._entry_file(name))
+            self._remove_legacy(name)
             if existed:
                 self._sync_dir("entries")
             signing = self._signing_key(False) if existed else None

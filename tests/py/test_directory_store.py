@@ -219,3 +219,29 @@ def test_attach_in_a_kernel_shell_only(tmp_path, monkeypatch, capsys):
         sh.reset()
         el.set_store(None)
         el.set_notebook(None)
+
+
+def test_files_of_earlier_versions_are_read_listed_deleted(tmp_path):
+    """<stem>.elc + <stem>.meta.json, as the Node store wrote them before entries existed:
+    listed with their metadata when it matches the file (size, mtime), read whole and
+    unsigned (foreign), deleted; a sidecar that does not match gives derived metadata."""
+    data = el.snapshot(namespace={"__name__": "__main__", "v": [1, 2]}).data
+    elc = tmp_path / "old%20one.elc"
+    elc.write_bytes(data)
+    st = os.stat(elc)
+    mtime_ms = (st.st_mtime_ns // 10 ** 9) * 1e3 + (st.st_mtime_ns % 10 ** 9) / 1e6
+    (tmp_path / "old%20one.meta.json").write_text(json.dumps(
+        {"name": "old one", "size": len(data), "mtimeMs": mtime_ms, "meta": {"notebook": "nb.ipynb", "createdMs": 5}}))
+    (tmp_path / "stale.elc").write_bytes(data)
+    store = DirectoryStore(tmp_path)
+    listed = {e["name"]: e["meta"] for e in run(store.list())}
+    assert listed["old one"] == {"notebook": "nb.ipynb", "createdMs": 5, "size": len(data)}
+    assert listed["stale"]["metadataMissing"] is True and listed["stale"]["notebook"] is None
+    got = run(store.get("old one"))
+    assert bytes(got["bytes"]) == data and got["signature"]["state"] == "unsigned"
+    el.set_store(store)
+    ns = {"__name__": "__main__"}
+    report = run(host.restore("old one", namespace=ns, trust=True))
+    assert report["ok"] and ns["v"] == [1, 2], report["problems"]
+    assert run(store.delete("old one")) is True
+    assert not elc.exists() and not (tmp_path / "old%20one.meta.json").exists()
