@@ -948,11 +948,12 @@ def _check_newobj_ex(unpickler, args, kwargs):
 
 
 def _pandas_inconsistent(obj):
-    """Why a pandas array just made or filled is not what pandas itself would make (its
+    """Why a pandas object just made or filled is not what pandas itself would make (its
     numpy values of another dtype than its own: pandas' C code reads an int64 array as
     datetimes and crashed the interpreter), else None. Only what pandas' unpickling sets
     without checking: NDArrayBacked (datetime, timedelta, period, categorical, string
-    arrays) and the masked arrays (nullable integers, floats, booleans)."""
+    arrays), the masked arrays (nullable integers, floats, booleans), block managers and
+    MultiIndex codes."""
     pandas = sys.modules.get("pandas")
     if pandas is None:
         return None
@@ -986,6 +987,11 @@ def _pandas_inconsistent(obj):
             return f"a pandas {name} of dtype {dtype} over numpy values of dtype {arr.dtype}"
     elif isinstance(obj, BaseBlockManager):
         return _blocks_inconsistent(obj, numpy)
+    elif isinstance(obj, pandas.MultiIndex):  # unpickled with verify_integrity=False
+        try:
+            obj._verify_integrity()
+        except Exception as exc:
+            return f"a pandas MultiIndex whose codes do not fit its levels ({exc})"
     elif isinstance(obj, BaseMaskedArray):
         data, mask = getattr(obj, "_data", None), getattr(obj, "_mask", None)
         if data is None and mask is None:

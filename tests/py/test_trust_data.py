@@ -203,12 +203,16 @@ from pandas.core.internals.managers import BlockManager
 for where in (100000000, -100000000, 5):  # a block placed outside its 2 columns (SIGSEGV)
     block = R(_unpickle_block, (np.arange(4).reshape(2, 2), np.array([where, 0]), 2))
     cases[f"block-at-{where}"] = R(BlockManager, ((block,), [pd.Index(["a", "b"]), pd.RangeIndex(2)]))
+from pandas.core.indexes.base import _new_Index
+cases["multiindex-codes-outside"] = R(_new_Index, (pd.MultiIndex, {  # SIGSEGV
+    "levels": [pd.Index(["a"]), pd.Index([1])], "codes": [np.array([5, 0]), np.array([0, 100])],
+    "sortorder": None, "names": [None, None]}))
 for name, value in cases.items():
     rep, ns = data_only(pickle.dumps((value,), protocol=4))
     if "x" in ns and isinstance(ns["x"], BlockManager):
         ns["x"] = pd.DataFrame._from_mgr(ns["x"], axes=ns["x"].axes)
     if "x" in ns:  # what a person does next
-        repr(ns["x"]); ns["x"].copy()
+        repr(ns["x"]); ns["x"].copy(); ns["x"].sort_values() if hasattr(ns["x"], "sort_values") else 0
     print(name, "x" in ns, [f["code"] for f in rep.failed], flush=True)
 print("all done")
 '''
