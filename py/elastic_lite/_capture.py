@@ -110,6 +110,19 @@ def _module_attribute(name, value, ns_module_name):
     return None
 
 
+def _refused_binding(name, binding):
+    """Why a checked restore refuses this module binding, or None: it binds a function the
+    deny-list says runs code or touches files under ANOTHER name (`reader = pd.read_csv`;
+    `from os import system` keeps its name and is bound)."""
+    if binding is None or binding[1] is None or binding[1] == name:
+        return None
+    from ._pickling import refused_identity
+    why = refused_identity(f"{binding[0]}.{binding[1]}")
+    return None if why is None else why.replace(
+        "it holds", f"it binds {name} to", 1).replace(
+        "re-create it after restore", f"run `{name} = ...` again after restore")
+
+
 def _computed_reference(value, ns_module_name):
     """A library function or class that pickle can only save by its name, in a module that
     computes that name anew each time (_computed_anew): a restore would refuse it."""
@@ -190,7 +203,10 @@ def capture(namespace, names=None):
                                    "type": type_name(value), "reason": why})
             continue
         binding = _module_binding(name, value, ns_module_name, imported)
-        if binding is not None:
+        why = _refused_binding(name, binding)
+        if why is not None:
+            result.skipped.append({"name": name, "type": type_name(value), "reason": why})
+        elif binding is not None:
             result.modules.append({"name": name, "module": binding[0], "attr": binding[1]})
         elif isinstance(value, types.ModuleType):
             result.skipped.append({

@@ -303,21 +303,30 @@ class RefusedOnRestore(pickle.PicklingError):
     would be saved, then refused when restored. The snapshot skips what holds it instead."""
 
 
-def refused_type(t):
-    """Why a checked restore refuses an instance of the library type `t` (its class is a
-    global of the stream, judged against the deny-list: pandas' Styler "reads or writes
-    files, evaluates expressions"), else None."""
-    mod, qual = getattr(t, "__module__", None), getattr(t, "__qualname__", None)
-    if not isinstance(mod, str) or not isinstance(qual, str):
+def refused_identity(ident):
+    """Why a checked restore refuses a global whose real identity is `ident` ("posix.system",
+    "pandas.io.formats.style.Styler": every module/name split is judged against the
+    deny-list, as the restore's judge does), as the text a skipped variable shows; else None."""
+    if not isinstance(ident, str) or "." not in ident:
         return None
     from ._trust import why_denied  # (imported late: _trust loads its lists on first use)
-    parts = f"{mod}.{qual}".split(".")
+    parts = ident.split(".")
     for i in range(len(parts) - 1, 0, -1):
         why = why_denied(".".join(parts[:i]), ".".join(parts[i:]))
         if why:
-            return (f"a checked restore would refuse it: it holds a {mod}.{qual}, which the "
-                    f"restore's deny-list refuses ({why}); re-create it after restore")
+            return (f"a checked restore would refuse it: it holds {ident}, which the restore's "
+                    f"deny-list refuses ({why}); re-create it after restore")
     return None
+
+
+def refused_type(t):
+    """Why a checked restore refuses an instance of the library type `t` (its class is a
+    global of the stream: pandas' Styler "reads or writes files, evaluates expressions"),
+    else None."""
+    mod, qual = getattr(t, "__module__", None), getattr(t, "__qualname__", None)
+    if not isinstance(mod, str) or not isinstance(qual, str):
+        return None
+    return refused_identity(f"{mod}.{qual}")
 
 
 _PLAIN, _CLASS, _FUNCTION, _LRU, _ARRAY, _NO_VIEWS, _MEMORYVIEW, _SUBARRAY, _REFUSED = range(9)

@@ -64,6 +64,8 @@ _OURS = frozenset({"version", "modules", "skipped", "types", "groups", "writable
 
 def _reason(exc):
     msg = str(exc).strip().splitlines()
+    if isinstance(exc, RefusedOnRestore) and msg:  # says itself what and why
+        return msg[0]
     return f"{type(exc).__name__}: {msg[0] if msg else ''}".rstrip(": ")
 
 

@@ -1,5 +1,6 @@
 """snapshot()/load_snapshot() on host CPython with the native core: policy and restore."""
 
+import os
 import pickle
 
 import pytest
@@ -209,3 +210,21 @@ def test_module_attributes_are_re_imported_not_saved(nb):
     import typing
     assert out["L"] is typing.List and out["environ"] is os.environ
     assert out["TypeAlias_"] == typing.Optional[int]
+
+
+def test_a_binding_a_checked_restore_refuses_is_skipped_at_checkpoint(nb):
+    # Before: `mover = shutil.move` was listed as a saved module binding, then refused by
+    # the default (checked) restore (a deny-listed function bound under another name). Now
+    # it is skipped with the reason; `from os import system` keeps its name and is bound.
+    ns = nb("import os, shutil\nfrom os import system\nmover = shutil.move\n"
+            "safe = {'len': len, 'join': os.path.join}\n")
+    snap = el.snapshot(ns)
+    skipped = {s["name"]: s["reason"] for s in snap.skipped}
+    assert list(skipped) == ["mover"], snap.table()
+    assert "binds mover to shutil.move" in skipped["mover"] and "again after restore" in \
+        skipped["mover"]
+    assert {m["name"] for m in snap.modules} == {"os", "shutil", "system"}
+    back = {}
+    rep = el.load_snapshot(snap.data, back)  # made here: checked, not trusted
+    assert rep.failed == [] and all(m["ok"] for m in rep.modules), rep.table()
+    assert back["safe"]["join"] is os.path.join and back["system"] is os.system
