@@ -111,7 +111,8 @@ async function points(page) {
     const { IndexedDBStore } = await import(`${location.origin}/extensions/elastic-lite-jupyterlite/static/elastic-lite/js/store/indexeddb.mjs`);
     const store = new IndexedDBStore();
     try {
-      return (await store.list({ notebook: nb })).filter((e) => e.meta?.auto).length;
+      // the notebook's points are kept under its id (metadata.elastic_lite.id) and named after its path
+      return (await store.list()).filter((e) => e.name.startsWith(`${nb} `) && e.meta?.auto).length;
     } finally {
       await store.close();
     }
@@ -124,7 +125,7 @@ async function clearPoints(page) {
     const { IndexedDBStore } = await import(`${location.origin}/extensions/elastic-lite-jupyterlite/static/elastic-lite/js/store/indexeddb.mjs`);
     const store = new IndexedDBStore();
     try {
-      for (const e of await store.list({ notebook: nb })) await store.delete(e.name);
+      for (const e of await store.list()) if (e.name.startsWith(`${nb} `)) await store.delete(e.name);
     } finally {
       await store.close();
     }

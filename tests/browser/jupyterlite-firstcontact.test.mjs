@@ -6,8 +6,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  CELL_BUILD, CELL_CHECK, CHECKPOINT_BUTTON, OFFER, RESTORE_BUTTON, clickWhenFree, labUrl, newNotebookFromLauncher, openSite, runCell,
-  typeAndRun, waitForNotebook, waitForOutput,
+  CELL_BUILD, CELL_CHECK, CHECKPOINT_BUTTON, ITEM, OFFER, RESTORE_BUTTON, answerRestoreOffer, clickWhenFree,
+  currentNotebookName, labUrl, newNotebookFromLauncher, openSidebar, openSite, runCell, typeAndRun, waitForNotebook,
+  waitForOutput,
 } from './jupyterlite-page.mjs';
 
 const TIMEOUT = 600_000;
@@ -25,6 +26,16 @@ async function newTab() {
   return page;
 }
 
+/** Ctrl+S on a notebook never saved: JupyterLab asks for its name; `name` is given. */
+async function saveAsAtFirstSave(page, name) {
+  await page.keyboard.press('Control+s');
+  const ask = page.locator('.jp-Dialog', { has: page.getByRole('textbox', { name: 'File name' }) });
+  await ask.waitFor({ timeout: 30_000 });
+  await ask.getByRole('textbox', { name: 'File name' }).fill(name);
+  await ask.locator('button.jp-mod-accept').click();
+  await page.locator('.lm-TabBar-tab.lm-mod-current:not(.jp-mod-dirty)', { hasText: name }).first().waitFor({ timeout: 30_000 });
+}
+
 /** The notification an action ends with (success or error), its text. */
 async function actionOutcome(page, pattern) {
   const toast = page.locator(OFFER, { hasText: pattern });
@@ -36,8 +47,10 @@ test('a new notebook: %load_ext elastic_lite as the first cell works; %checkpoin
   { timeout: TIMEOUT }, async () => {
     const page = await newTab();
     try {
-      await page.goto(labUrl(site));
+      await page.goto(labUrl(site, '', 'first-cell'));
       await newNotebookFromLauncher(page);
+      const notebook = await currentNotebookName(page);
+      assert.match(notebook, /^Untitled\d*\.ipynb$/);
       // typed and run at once: the kernel is still starting. Without the package preloaded by
       // the kernel itself this printed ModuleNotFoundError: No module named 'elastic_lite'.
       await typeAndRun(page, 0, '%load_ext elastic_lite\nprint("first cell ok")');
@@ -50,10 +63,7 @@ test('a new notebook: %load_ext elastic_lite as the first cell works; %checkpoin
 
       // the notebook was never saved by hand: a reload opens it as it is on disk, with a new
       // kernel; the new kernel's first cell restores, typed at once again
-      // a fresh browser: JupyterLab named it Untitled.ipynb
-      await page.locator('.lm-TabBar-tab', { hasText: 'Untitled.ipynb' }).first().waitFor({ timeout: 10_000 });
-      const notebook = 'Untitled.ipynb';
-      await page.goto(labUrl(site, notebook));
+      await page.goto(labUrl(site, notebook, 'first-cell'));
       await waitForNotebook(page);
       await typeAndRun(page, 0, '%load_ext elastic_lite\n%restore\nprint("restored:", x, notes)');
       const out = await waitForOutput(page, 0, /restored:|Error/);
@@ -68,7 +78,7 @@ test('toolbar Checkpoint pressed while the kernel starts is queued, not an error
   { timeout: TIMEOUT }, async () => {
     const page = await newTab();
     try {
-      await page.goto(site.url);
+      await page.goto(`${site.url}&workspace=toolbar`);
       // pressed as soon as the button is there: the kernel is still starting
       await clickWhenFree(page, `${CURRENT} ${CHECKPOINT_BUTTON}`);
       const early = await actionOutcome(page, /Checkpoint saved|failed|no running kernel/);
@@ -85,6 +95,56 @@ test('toolbar Checkpoint pressed while the kernel starts is queued, not an error
       assert.match(restored, /^Restored \d+ variables/, restored);
       const out = await runCell(page, CELL_CHECK, 'restore verified');
       assert.doesNotMatch(out, /Error/);
+      site.browser.assertOffline();
+    } finally {
+      await page.close();
+    }
+  });
+
+test('checkpoints belong to the notebook: cells in a new Untitled notebook, renamed at its first save, reload -> the offer and the points are there; the next new notebook of that name has none',
+  { timeout: TIMEOUT }, async () => {
+    const page = await newTab();
+    try {
+      await page.goto(labUrl(site, '', 'identity'));
+      await newNotebookFromLauncher(page);
+      const untitled = await currentNotebookName(page);
+      await typeAndRun(page, 0, 'a = 21\nb = [a, 2]');
+      await typeAndRun(page, 1, 'print("state", a * 2, b)');
+      await waitForOutput(page, 1, 'state 42 [21, 2]');
+      // the history: a point after the cells (one: the second was queued behind the first)
+      await openSidebar(page);
+      await page.locator(ITEM).first().waitFor({ timeout: 120_000 });
+      const points = await page.locator(ITEM).count();
+
+      // first save: JupyterLab asks for a name
+      await saveAsAtFirstSave(page, 'mynotebook.ipynb');
+
+      // reload: a new kernel; the renamed notebook's checkpoints are offered and listed
+      await page.goto(labUrl(site, 'mynotebook.ipynb', 'identity'));
+      await waitForNotebook(page);
+      const offer = await answerRestoreOffer(page, 'Restore', 120_000);
+      assert.match(offer, /mynotebook\.ipynb has one from/, offer);
+      await openSidebar(page);
+      await page.locator(ITEM).nth(points - 1).waitFor({ timeout: 60_000 });
+      await page.locator('#elastic-lite-sidebar .jp-ElasticLite-status', { hasText: /^Restored / }).waitFor({ timeout: 120_000 });
+      const out = await runCell(page, 1, 'state 42 [21, 2]');
+      assert.doesNotMatch(out, /Error/, out);
+
+      // a new notebook that gets the old name (at its first save, as JupyterLab offers it)
+      // starts empty: no offer, no points of the notebook that had that name before
+      await page.goto(labUrl(site, '', 'identity-new'));
+      await newNotebookFromLauncher(page);
+      await saveAsAtFirstSave(page, untitled);
+      await page.goto(labUrl(site, untitled, 'identity-new'));
+      await waitForNotebook(page);
+      await openSidebar(page);
+      await page.locator('#elastic-lite-sidebar .jp-ElasticLite-notebook', { hasText: untitled }).waitFor({ timeout: 30_000 });
+      await page.locator('#elastic-lite-sidebar .jp-ElasticLite-empty').waitFor({ timeout: 30_000 });
+      assert.equal(await page.locator(ITEM).count(), 0);
+      // the kernel answers a cell: by then an offer would have been made
+      await typeAndRun(page, 0, 'print("fresh")');
+      await waitForOutput(page, 0, 'fresh');
+      assert.equal(await page.locator(OFFER, { hasText: 'Restore the last checkpoint?' }).count(), 0);
       site.browser.assertOffline();
     } finally {
       await page.close();

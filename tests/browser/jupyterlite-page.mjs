@@ -56,7 +56,8 @@ export async function openNotebook(page, url) {
 /** Waits until the notebook and the extension's toolbar buttons are on the page. */
 export async function waitForNotebook(page) {
   await page.locator('.jp-Notebook .jp-Cell').first().waitFor({ timeout: 60_000 });
-  await page.locator(CHECKPOINT_BUTTON).first().waitFor({ timeout: 30_000 });
+  // the notebook shown (another one of the workspace may be open behind it)
+  await page.locator(`.jp-NotebookPanel:not(.lm-mod-hidden) ${CHECKPOINT_BUTTON}`).waitFor({ timeout: 30_000 });
 }
 
 export function cell(page, n) {
@@ -196,9 +197,24 @@ export async function waitForItemCount(page, n, timeout = 60_000) {
   }
 }
 
-/** The site's JupyterLab with no notebook named: the launcher (or the last layout). */
-export function labUrl(site, notebook = '') {
-  return `${site.server.url}lab/index.html${notebook ? `?path=${encodeURIComponent(notebook)}` : ''}`;
+/**
+ * The site's JupyterLab: with `notebook`, that notebook opened; without, the launcher (or the
+ * workspace's last layout). `workspace`: a JupyterLab workspace of its own (a test's tabs do
+ * not open again, each with a kernel, in the next test's page).
+ */
+export function labUrl(site, notebook = '', workspace = '') {
+  const query = new URLSearchParams();
+  if (notebook) query.set('path', notebook);
+  if (workspace) query.set('workspace', workspace);
+  const q = query.toString();
+  return `${site.server.url}lab/index.html${q ? `?${q}` : ''}`;
+}
+
+/** The label of the notebook tab shown (e.g. Untitled1.ipynb). */
+export async function currentNotebookName(page) {
+  const tab = page.locator('.lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel');
+  await tab.first().waitFor({ timeout: 30_000 });
+  return (await tab.first().innerText()).trim();
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   shownText
 } from '../../shared/report.mjs';
 import { checkpointName, formatTime } from './format';
+import { NotebookIdentity } from './identity';
 import { IKernelResult, runInKernel } from './kernel';
 import { getStore, IRetention, IStoreEntry } from './modules';
 import { hostCode, setNotebookCode } from './python';
@@ -30,6 +31,9 @@ import { confirmForeign } from './trust';
 export type IReport = IKernelResult & { problems?: IProblem[]; trust?: ITrust };
 
 export class ElasticLiteController {
+  /** identity: which notebook a checkpoint belongs to (identity.ts). */
+  constructor(readonly identity: NotebookIdentity) {}
+
   /** Emitted when the checkpoints of a notebook changed (payload: the notebook path). */
   get changed(): ISignal<this, string> {
     return this._changed;
@@ -58,9 +62,37 @@ export class ElasticLiteController {
     this._changed.emit('');
   }
 
-  async list(notebook: string): Promise<IStoreEntry[]> {
+  /** The notebook's key in the store and the kernel: its id (identity.ts). */
+  key(panel: NotebookPanel): string {
+    return this.identity.key(panel);
+  }
+
+  /**
+   * The panel's notebook's checkpoints, newest first: those of its id, and those made before
+   * notebooks had ids (`meta.notebook`: the path) at its path.
+   */
+  async list(panel: NotebookPanel): Promise<IStoreEntry[]> {
     const store = await getStore();
-    return store.list({ notebook });
+    const key = this.key(panel);
+    const path = panel.context.path;
+    const own = await store.list({ notebook: key });
+    const before = key === path ? [] : await store.list({ notebook: path });
+    const seen = new Set(own.map(e => e.name));
+    return [...own, ...before.filter(e => !seen.has(e.name))].sort(
+      (a, b) => (b.meta?.createdMs ?? 0) - (a.meta?.createdMs ?? 0)
+    );
+  }
+
+  /** Another notebook file carrying the same id (a copy, or its original), or null. */
+  sharedWith(panel: NotebookPanel): Promise<string | null> {
+    return this.identity.sharedWith(panel);
+  }
+
+  /** A copy starts a history of its own (a new id), told to its kernel. */
+  async startOwnHistory(panel: NotebookPanel): Promise<void> {
+    this.identity.fork(panel);
+    await this.bindNotebook(panel);
+    this._setStatus(`${panel.context.path} has a history of its own from now on (save the notebook to keep it).`);
   }
 
   /**
@@ -80,7 +112,7 @@ export class ElasticLiteController {
    * point its first cell left — nor an empty one; the state that was lost.
    */
   async toRestore(panel: NotebookPanel): Promise<IStoreEntry | null> {
-    return restoreChoice(await this.list(panel.context.path), this.kernelSince(panel));
+    return restoreChoice(await this.list(panel), this.kernelSince(panel));
   }
 
   /** When the panel's kernel started (ms), as far as the page saw it. */
@@ -129,7 +161,7 @@ export class ElasticLiteController {
   /** Whether the panel's current kernel has been told the panel's current path. */
   isBound(panel: NotebookPanel): boolean {
     const kernel = panel.sessionContext.session?.kernel;
-    return !!kernel && this._bound.get(panel) === `${kernel.id} ${panel.context.path}`;
+    return !!kernel && this._bound.get(panel) === `${kernel.id} ${this.key(panel)}`;
   }
 
   /**
@@ -153,9 +185,10 @@ export class ElasticLiteController {
       if (info.language_info?.name !== 'python') {
         return false;
       }
-      const result = await runInKernel(kernel, setNotebookCode(panel.context.path));
+      const key = this.key(panel);
+      const result = await runInKernel(kernel, setNotebookCode(key));
       if (result.ok) {
-        this._bound.set(panel, `${kernel.id} ${panel.context.path}`);
+        this._bound.set(panel, `${kernel.id} ${key}`);
       }
       if (!result.ok) {
         console.warn(`Elastic Lite: cannot tie the kernel to ${panel.context.path}:`, result.error);
@@ -174,13 +207,16 @@ export class ElasticLiteController {
    */
   async autoCheckpoint(panel: NotebookPanel, cell: ICellPoint): Promise<IReport> {
     const notebook = panel.context.path;
+    const key = this.identity.adopt(panel);
     if (this._autoRunning.has(panel)) {
       this._autoAgain.set(panel, cell); // one at a time per notebook: the newest waits
       return { ok: true, queued: true };
     }
     this._autoRunning.add(panel);
     try {
-      const report = await this._host(panel, 'checkpoint', { notebook, cell, auto: true, replay: this.options.replay !== false });
+      // named after the path (as the kernel would name it), kept under the notebook's id
+      const name = pointName(notebook, cell);
+      const report = await this._host(panel, 'checkpoint', { name, notebook: key, cell, auto: true, replay: this.options.replay !== false });
       const after = `After ${pointLabel({ cell }) || 'the cell'}`;
       if (report.off) {
         this._setHistoryStatus('Automatic checkpoints are off in this kernel (%autocheckpoint on).');
@@ -218,9 +254,10 @@ export class ElasticLiteController {
   /** Checkpoint the notebook's kernel. Returns the checkpoint name. */
   async checkpoint(panel: NotebookPanel): Promise<string> {
     const notebook = panel.context.path;
+    const key = this.identity.adopt(panel);
     const name = checkpointName(notebook);
     this._setStatus(`Checkpointing ${notebook}…`);
-    const report = await this._host(panel, 'checkpoint', { name, notebook, replay: this.options.replay !== false });
+    const report = await this._host(panel, 'checkpoint', { name, notebook: key, replay: this.options.replay !== false });
     if (!report.ok) {
       this._fail('Checkpoint', name, report);
     }
@@ -243,7 +280,14 @@ export class ElasticLiteController {
     const notebook = panel.context.path;
     this._setStatus(`Restoring ${name ?? `the last checkpoint of ${notebook}`}…`);
     const replay = this.options.replay !== false;
-    const report = await this._host(panel, 'restore', { ...(name ? { name } : { notebook }), replay, trust, adopt });
+    if (!name) {
+      // the kernel picks among the notebook's id; one made before ids (its path) by name
+      const choice = await this.toRestore(panel);
+      if (choice && choice.meta?.notebook !== this.key(panel)) {
+        name = choice.name;
+      }
+    }
+    const report = await this._host(panel, 'restore', { ...(name ? { name } : { notebook: this.key(panel) }), replay, trust, adopt });
     const label = report.name ?? name ?? notebook;
     const foreign = trust ? undefined : report.problems?.find(p => p.code === 'foreign');
     if (foreign) {
@@ -304,9 +348,10 @@ export class ElasticLiteController {
    */
   async importBytes(panel: NotebookPanel, fileName: string, bytes: Uint8Array): Promise<string> {
     const notebook = panel.context.path;
+    const key = this.identity.adopt(panel);
     const name = `${notebook} imported ${new Date().toISOString()}`;
     this._setStatus(`Checking ${fileName}…`);
-    const report = await this._host(panel, 'import', { name, notebook, unique: true, source: fileName }, bytes);
+    const report = await this._host(panel, 'import', { name, notebook: key, unique: true, source: fileName }, bytes);
     if (!report.ok) {
       this._fail('Import', fileName, report);
     }
@@ -387,6 +432,14 @@ export interface ICellPoint {
   executionCount: number | null;
   firstLine: string;
   timeMs: number;
+}
+
+/**
+ * The name of an automatic checkpoint, `<path> [<count>] <UTC time, ms>`: the words of the
+ * kernel's own names (elastic_lite._history.point_name), with the notebook's path.
+ */
+export function pointName(path: string, cell: ICellPoint): string {
+  return `${path || 'untitled'} [${cell.executionCount ?? '?'}] ${new Date(cell.timeMs).toISOString()}`;
 }
 
 /** "; 5 of 6 records unchanged (98 MiB not written again)" for a checkpoint's reuse stats. */

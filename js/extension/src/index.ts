@@ -12,6 +12,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { ElasticLiteController } from './controller';
+import { NotebookIdentity } from './identity';
 import { IRetention } from './modules';
 import { offerPublished } from './published';
 import { CheckpointSidebar } from './sidebar';
@@ -61,7 +62,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     settingRegistry: ISettingRegistry | null,
     restorer: ILayoutRestorer | null
   ) => {
-    const controller = new ElasticLiteController();
+    const controller = new ElasticLiteController(new NotebookIdentity(app.serviceManager.contents));
     const settings = loadSettings(app, settingRegistry, controller);
     controller.options = settings; // read at each call: replay follows the live setting
     addCommands(app, tracker, controller, settings);
@@ -338,7 +339,22 @@ function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, se
         bind();
       }
     });
+    // the notebook's id (identity.ts): given at first use — a cell run —, remembered by this
+    // browser until the notebook is saved with it, and it follows a rename or Save As
+    NotebookActions.executed.connect((_, { notebook }) => {
+      if (notebook === panel.content) {
+        controller.identity.adopt(panel);
+      }
+    });
+    panel.context.saveState.connect((_, state) => {
+      if (state === 'completed') {
+        controller.identity.saved(panel);
+      }
+    });
+    let lastPath = panel.context.path;
     panel.context.pathChanged.connect(() => {
+      controller.identity.moved(panel, lastPath);
+      lastPath = panel.context.path;
       if (ctx.session?.kernel) {
         bind();
       }

@@ -114,7 +114,7 @@ export async function startFromPublished(
     kernel,
     hostCode('import', {
       name: `${notebook} published ${found.doc.computed}`,
-      notebook,
+      notebook: controller.identity.adopt(panel), // the notebook's id (identity.ts)
       unique: true,
       source: `the published state of ${notebook}${trusted ? ` (publisher key ${verdict.keyId})` : ''}`,
       trust: trusted

@@ -84,11 +84,13 @@ export class CheckpointSidebar extends Widget {
     const panel = this._panel;
     let entries: IStoreEntry[] = [];
     let others: IStoreEntry[] = [];
+    let shared: string | null = null;
     let error = '';
     if (panel) {
       try {
-        entries = await this.controller.list(panel.context.path);
+        entries = await this.controller.list(panel);
         others = await this.controller.listUnattached();
+        shared = await this.controller.sharedWith(panel);
       } catch (e) {
         error = (e as Error).message;
       }
@@ -96,10 +98,16 @@ export class CheckpointSidebar extends Widget {
     if (token !== this._renderToken) {
       return; // a newer refresh is under way
     }
-    this._render(panel, entries, others, error);
+    this._render(panel, entries, others, error, shared);
   }
 
-  private _render(panel: NotebookPanel | null, entries: IStoreEntry[], others: IStoreEntry[], error: string): void {
+  private _render(
+    panel: NotebookPanel | null,
+    entries: IStoreEntry[],
+    others: IStoreEntry[],
+    error: string,
+    shared: string | null = null
+  ): void {
     const body = this._body;
     body.replaceChildren();
     body.append(el('h2', { className: 'jp-ElasticLite-title', text: 'Elastic Lite' }));
@@ -123,6 +131,20 @@ export class CheckpointSidebar extends Widget {
     }
     if (error) {
       body.append(el('p', { className: 'jp-ElasticLite-error', text: error }));
+    }
+    if (shared) {
+      // a copy (or the original of one): the same id in both files, so one history
+      body.append(
+        el('div', { className: 'jp-ElasticLite-shared' }, [
+          el('p', {
+            text:
+              `These checkpoints are also those of ${shownText(shared)}: both notebooks carry the same ` +
+              'Elastic Lite id (one is a copy of the other), so they share one history.'
+          }),
+          button('Start its own history', () => void this._run(() => this.controller.startOwnHistory(panel)),
+            'Give this notebook a new id: its checkpoints from now on are its own')
+        ])
+      );
     }
     if (!entries.length) {
       body.append(el('p', { className: 'jp-ElasticLite-empty', text: 'No checkpoint of this notebook yet.' }));
