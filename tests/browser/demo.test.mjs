@@ -194,3 +194,30 @@ test('the offline guard itself works: a request to another host is caught and bl
   assert.ok(caught.some((u) => u.startsWith('http://203.0.113.7/')), JSON.stringify(caught));
   await page.close();
 });
+
+test('first contact: Checkpoint pressed while Python is still starting is queued, not an error; after a reload the offer restores at once', async () => {
+  const page = await browser.newPage();
+  await page.goto(new URL('demo/', srv.url).href);
+  // pressed as soon as the button is there
+  await page.getByRole('textbox', { name: 'Name' }).fill('early');
+  const state = await page.locator('#kernel-status').getAttribute('data-state');
+  await page.getByRole('button', { name: 'Checkpoint now' }).click();
+  assert.equal(state, 'starting', 'the click came before Python was ready');
+  const early = await waitForMessage(page, /Checkpoint “early”|Something went wrong|Python/);
+  assert.match(early, /Checkpoint “early” saved/, early);
+
+  await runCell(page, 1);
+  await setCellCode(page, 2, 'print("back", prices)');
+  const before = await runCell(page, 2);
+  assert.match(before, /^back \S/m, before);
+  const saved = await checkpoint(page, 'first-contact');
+  assert.match(saved.title, /Checkpoint “first-contact” saved/, saved.text);
+
+  // a reload: a new worker and Python; the offer's Restore pressed as soon as it shows
+  await page.goto(new URL('demo/', srv.url).href);
+  await page.locator('#offer-restore').click({ timeout: 120_000 });
+  await waitForMessage(page, 'Restored “first-contact”');
+  assert.equal(await runCell(page, 2), before); // the cell's text is kept by the page
+  browser.assertOffline();
+  await page.close();
+});
