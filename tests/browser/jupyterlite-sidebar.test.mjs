@@ -129,7 +129,8 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
     await restartKernelFromMenu(page);
     await answerRestoreOffer(page, 'Restore');
     // an import is foreign: JupyterLab's dialog asks first (what it would import), then restores
-    await page.locator('.jp-Dialog').getByRole('button', { name: 'Restore anyway' }).click();
+    // (the restart's new kernel starts first: Pyodide, then the restore's report)
+    await page.locator('.jp-Dialog').getByRole('button', { name: 'Restore anyway' }).click({ timeout: 180_000 });
     await waitForStatus(page, /^Restored /);
     await runCell(page, CELL_CHECK, 'restore verified');
 
