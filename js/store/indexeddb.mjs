@@ -181,6 +181,135 @@ export function isRecordKey(key) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Checking what is read against its key
+// ---------------------------------------------------------------------------------------------
+//
+// An entry's signature covers its records' keys, not their bytes: the keys stand for the bytes
+// only if every read checks them. So every store re-hashes each record it reads (recordKey over
+// the bytes actually read, after reading) before anything can unpickle or replay it. A record
+// whose bytes do not match its key (damaged in storage, or replaced by someone who can write
+// the store: a same-length hostile record, an edited history record) is DAMAGE:
+//   - get() returns the checkpoint with that record neutralized (neutralizeRecord: its header
+//     kept, every byte after it zeroed and its stream checksum made to fail), so the core
+//     reports the record damaged under the names its header gives and no byte of its payload
+//     reaches a reader; get() lists it in `damaged` ([{key, record}], record = its index in
+//     the entry) and marks it (as verifyRecords does) so no writer reuses it;
+//   - readRecords() returns that record neutralized the same way (the array it returns has
+//     `damaged`: the keys) and marks it: a reader that checks keys itself (Python's
+//     _store.read_verified) sees the mismatch and names the variables from the header.
+// A record a write would reuse is compared with the bytes being written first (sameBytes) and
+// rewritten when it differs: a file planted under a key before its owner wrote it is replaced,
+// never signed.
+
+const RECORD_MAGIC = 0x43524c45; // "ELRC" read little-endian (wasm/FORMAT.md, Record)
+const RECORD_HEADER_MIN = 44;
+const CHECKS_IN_FLIGHT = 4;
+
+let crcTable = null;
+
+/** CRC-32/ISO-HDLC (zlib's crc32) of `u8`: only for neutralizeRecord, on damage. */
+function crc32(u8) {
+  if (!crcTable) {
+    crcTable = new Uint32Array(256);
+    for (let n = 0; n < 256; n += 1) {
+      let c = n;
+      for (let k = 0; k < 8; k += 1) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c >>> 0;
+    }
+  }
+  let c = 0xffffffff;
+  for (let i = 0; i < u8.length; i += 1) c = crcTable[(c ^ u8[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/**
+ * Makes the bytes of a record that failed its key check harmless, in place: a format-2 record
+ * keeps its header (so the core names its variables) and everything after it becomes zero,
+ * with the stream checksum certain to fail (one byte set if zeros would match the header's
+ * CRC); a record whose stream is empty or does not fit gets its header check broken instead;
+ * anything else (a format-1 or foreign file kept as one record) becomes all zeros.
+ */
+export function neutralizeRecord(u8) {
+  const len = u8.byteLength;
+  const dv = new DataView(u8.buffer, u8.byteOffset, len);
+  const headerLength = len >= RECORD_HEADER_MIN && dv.getUint32(0, true) === RECORD_MAGIC ? dv.getUint32(4, true) : 0;
+  if (headerLength < RECORD_HEADER_MIN || headerLength > len) { u8.fill(0); return u8; }
+  u8.fill(0, headerLength);
+  const streamLength = dv.getBigUint64(16, true);
+  if (streamLength > 0n && streamLength <= BigInt(len - headerLength)) {
+    const stream = u8.subarray(headerLength, headerLength + Number(streamLength));
+    if (crc32(stream) === dv.getUint32(32, true)) stream[0] = 1; // a CRC catches any one-byte change
+  } else {
+    u8[headerLength - 1] ^= 0xff; // the header's CRC32C (its last 4 bytes) no longer matches
+  }
+  return u8;
+}
+
+/** True when the concatenated `pieces` (as recordPieces() gives them) equal `bytes`. */
+export function sameBytes(pieces, bytes) {
+  return piecesLength(pieces) === bytes.byteLength && sameBytesAt(pieces, 0, bytes);
+}
+
+/**
+ * True when `bytes` equal the concatenated `pieces` from `offset` on (bytes past their end
+ * never do). Synchronous: a live view is looked at once, now.
+ */
+export function sameBytesAt(pieces, offset, bytes) {
+  let skip = offset; let filled = 0;
+  for (const p of pieces) {
+    if (filled === bytes.byteLength) break;
+    if (skip >= p.byteLength) { skip -= p.byteLength; continue; }
+    const u8 = pieceBytes(p);
+    const n = Math.min(u8.byteLength - skip, bytes.byteLength - filled);
+    for (let i = 0; i < n; i += 1) if (u8[skip + i] !== bytes[filled + i]) return false;
+    filled += n; skip = 0;
+  }
+  return filled === bytes.byteLength;
+}
+
+/**
+ * Checks each record of a checkpoint read into `out` (its records laid out from `start`, in
+ * the order of `records` [{key, length}]) against its key; neutralizes the ones that do not
+ * match and returns them as [{key, record}] (record: index in `records`). `keyOf`: recordKey,
+ * or the same key computed another way (DirectoryStore: node:crypto, without WebCrypto's
+ * cost per call).
+ */
+export async function checkRecordsRead(out, start, records, keyOf = recordKey) {
+  const jobs = [];
+  let at = start;
+  for (const [i, r] of records.entries()) { jobs.push([i, r, at]); at += r.length; }
+  const damaged = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(CHECKS_IN_FLIGHT, jobs.length) }, async () => {
+    while (next < jobs.length) {
+      const [i, r, offset] = jobs[next];
+      next += 1;
+      const view = out.subarray(offset, offset + r.length);
+      if (await keyOf(view) !== r.key) { neutralizeRecord(view); damaged.push({ key: r.key, record: i }); }
+    }
+  }));
+  return damaged.sort((a, b) => a.record - b.record);
+}
+
+/**
+ * Checks records read by readRecords() (`out[i]` the bytes of `keys[i]`) against their keys,
+ * neutralizes the ones that do not match, in place, and returns `out` with `damaged` (their
+ * keys, once each). `keyOf` as for checkRecordsRead.
+ */
+export async function checkRecordList(keys, out, keyOf = recordKey) {
+  const damaged = new Set();
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(CHECKS_IN_FLIGHT, keys.length) }, async () => {
+    while (next < keys.length) {
+      const i = next;
+      next += 1;
+      if (await keyOf(out[i]) !== keys[i]) { neutralizeRecord(out[i]); damaged.add(keys[i]); }
+    }
+  }));
+  return Object.assign(out, { damaged: [...damaged] });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Signatures: the checkpoints a store saved itself
 // ---------------------------------------------------------------------------------------------
 //
@@ -256,6 +385,144 @@ export async function signatureState(signing, name, entry, meta, sig) {
   const mac = /^[0-9a-f]{64}$/.test(sig.mac) ? Uint8Array.from(sig.mac.match(/../g), (h) => parseInt(h, 16)) : null;
   const ok = !!mac && await webCrypto().verify('HMAC', signing.key, mac, signedBytes(name, entry, meta));
   return { state: ok ? 'valid' : 'invalid', keyId };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The signed counter: rollback, concurrent writers, a changed key
+// ---------------------------------------------------------------------------------------------
+//
+// Every commit of a store takes the next GENERATION of the store's counter and writes it into
+// the entry's metadata (`meta.generation`, so the entry's signature covers it). The counter,
+// {format, version, keyId, generation, names: {name: generation}, previousKeyIds, mac}, is
+// signed (HMAC, counterBytes) with the store's key; `names` holds, per checkpoint name, the
+// generation of its last commit, delete or expiry. So:
+//   - ROLLBACK: an own signed entry older than what the counter says of its name (an old copy
+//     put back, a deleted or expired one put back) reads as signature state 'rollback'
+//     ({generation, latest}): foreign, like any entry that is not 'valid'. So does an own entry
+//     that has a generation while the counter is missing or not signed with this key (removed
+//     or replaced to hide one). Not covered: the whole store put back as it was (counter and
+//     all), or an entry saved before generations existed put back while the counter is gone.
+//   - CONCURRENT WRITERS: a writer that saw generation g of `name` when it started
+//     (generationOf(name): 0 when there is none) passes {expect: g} to commit() or put(), or
+//     calls expect(name, g) beforehand; if another writer saved `name` meanwhile the commit
+//     fails with a StoreError 'conflict' and changes nothing: the loser is told.
+//   - A CHANGED KEY: a counter signed by another key than the store's (its key file replaced
+//     or deleted) means every entry signed with the old key now reads as foreign: the store
+//     says so once (takeNotices()), and those entries' signature carries keyChanged: true.
+
+export const COUNTER_FORMAT = 'elastic-lite store counter';
+const COUNTER_VERSION = 1;
+
+function counterBytes(doc) {
+  return new TextEncoder().encode(`${COUNTER_FORMAT} ${COUNTER_VERSION}\n${canonicalJson({
+    keyId: doc.keyId, generation: doc.generation, names: doc.names, previousKeyIds: doc.previousKeyIds })}`);
+}
+
+function unhex(text) {
+  return Uint8Array.from(text.match(/../g), (h) => parseInt(h, 16));
+}
+
+/** A counter document signed with `signing` ({key, keyId}). */
+export async function signCounter(signing, generation, names, previousKeyIds = []) {
+  const doc = { format: COUNTER_FORMAT, version: COUNTER_VERSION, keyId: signing.keyId, generation, names, previousKeyIds };
+  return { ...doc, mac: hex(await webCrypto().sign('HMAC', signing.key, counterBytes(doc))) };
+}
+
+/**
+ * What a stored counter document says under `signing` (null: no key): {present, trusted,
+ * generation (the highest seen: a floor, trusted or not), names (only when trusted),
+ * oldKeyId (the key it was signed with, when that is not the store's key now),
+ * previousKeyIds}.
+ */
+export async function readCounter(signing, doc) {
+  const wellFormed = !!doc && typeof doc === 'object' && doc.format === COUNTER_FORMAT &&
+    Number.isSafeInteger(doc.generation) && doc.generation >= 0 && !!doc.names && typeof doc.names === 'object' &&
+    typeof doc.keyId === 'string' && typeof doc.mac === 'string' && /^[0-9a-f]{64}$/.test(doc.mac);
+  if (!wellFormed) return { present: !!doc, trusted: false, generation: 0, names: {}, oldKeyId: null, previousKeyIds: [] };
+  const previous = Array.isArray(doc.previousKeyIds) ? doc.previousKeyIds.filter((k) => typeof k === 'string').slice(-16) : [];
+  const trusted = !!signing && doc.keyId === signing.keyId &&
+    await webCrypto().verify('HMAC', signing.key, unhex(doc.mac), counterBytes({ ...doc, previousKeyIds: doc.previousKeyIds ?? [] }));
+  const oldKeyId = signing && doc.keyId === signing.keyId ? null : doc.keyId;
+  return { present: true, trusted, generation: doc.generation, names: trusted ? doc.names : {}, oldKeyId,
+    previousKeyIds: oldKeyId ? [...new Set([...previous, oldKeyId])] : previous };
+}
+
+/** The generation an entry's metadata carries, 0 when none (saved before generations). */
+export function generationOf(meta) {
+  return meta && Number.isSafeInteger(meta.generation) && meta.generation > 0 ? meta.generation : 0;
+}
+
+/** An entry's signature state ({state, keyId}) with what the counter says of it. */
+export function counterVerdict(sig, name, meta, counter) {
+  const out = { ...sig };
+  const generation = generationOf(meta);
+  if (out.state === 'valid') {
+    const latest = counter.trusted ? counter.names[name] : undefined;
+    if (counter.trusted ? Number.isSafeInteger(latest) && generation < latest : generation > 0) {
+      Object.assign(out, { state: 'rollback', generation, latest: counter.trusted ? latest : null });
+    }
+  } else if (out.state === 'other-key' && out.keyId && counter.previousKeyIds.includes(out.keyId)) {
+    out.keyChanged = true;
+  }
+  return out;
+}
+
+/** The 'conflict' error of a commit whose writer expected generation `expected` of `name`. */
+export function conflictError(name, expected, found) {
+  return storeError('conflict', `Checkpoint "${name}" was saved by another writer while this one was working ` +
+    `(it expected ${expected ? `the save numbered ${expected}` : 'no checkpoint of that name'}, the store now holds ` +
+    `number ${found}). This save was not kept, so the other one is not silently replaced: save again under another ` +
+    'name, or again under this one once you know which state you want.', { expected, found });
+}
+
+/**
+ * What a store object keeps for its writers and readers: the generations expected by
+ * expect(), and the notices a host shows once (takeNotices()).
+ */
+export class StoreNotes {
+  constructor() {
+    this.expected = new Map(); // name -> the generation a writer expects
+    this.notices = [];
+    this.keyNoticed = false;
+  }
+
+  expect(name, generation) {
+    checkName(name);
+    if (!Number.isSafeInteger(generation) || generation < 0) throw new Error(`expect(): a generation is a whole number >= 0, not ${generation}.`);
+    this.expected.set(name, generation);
+  }
+
+  /** The generation expected for `name` (`given`, else expect()'s), consumed; undefined: none. */
+  takeExpected(name, given) {
+    const out = given ?? this.expected.get(name);
+    this.expected.delete(name);
+    return out;
+  }
+
+  takeNotices() {
+    const out = this.notices;
+    this.notices = [];
+    return out;
+  }
+
+  /** The signature state `sig` of an entry with the counter's verdict; a changed key said once. */
+  verdict(where, signing, counter, sig, name, meta) {
+    const out = counterVerdict(sig, name, meta, counter);
+    const oldKeyId = counter.oldKeyId ?? (out.keyChanged ? out.keyId : null);
+    if (oldKeyId && !this.keyNoticed) {
+      this.keyNoticed = true;
+      this.notices.push(keyChangedNotice(where, oldKeyId, signing?.keyId));
+    }
+    return out;
+  }
+}
+
+/** The plain notice that the store's key changed (once per store object). */
+export function keyChangedNotice(where, oldKeyId, nowKeyId) {
+  return `The signing key of ${where} changed (it was ${oldKeyId}, it is ${nowKeyId ?? 'gone'}): the checkpoints ` +
+    'signed with the old key now count as foreign, and restore loads nothing of them unconfirmed. If you replaced ' +
+    'or deleted the key yourself, restore each one you trust once with --trust (it is then signed with the new key). ' +
+    'If you did not, someone who can write the store or its key file did: check who can.';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -526,6 +793,8 @@ const RECORD_CHUNKS = 'recordChunks';
 const SETTINGS = 'settings';
 const V1_CHUNKS = 'chunks';
 const SIGNING_KEY_ID = 'signing-key'; // the row of SETTINGS holding the database's signing key
+const COUNTER_ID = 'counter'; // the row of SETTINGS holding the signed counter: {id, doc}
+const COUNTER_RETRIES = 20;
 const WRITE_STORES = [CHECKPOINTS, BODIES, RECORDS, RECORD_CHUNKS, SETTINGS, V1_CHUNKS];
 
 // One function per schema step: MIGRATIONS[v] upgrades a database at version v to v + 1, in
@@ -669,6 +938,80 @@ export class IndexedDBStore {
     this._idb = indexedDB;
     this._db = null;
     this._signing = null; // {key, keyId} once read or made
+    this._notes = new StoreNotes();
+  }
+
+  // ---- the signed counter (see "The signed counter" above) ----------------------------------
+  //
+  // Kept in SETTINGS (row "counter": {id, doc}). WebCrypto cannot run inside a transaction,
+  // so a commit reads the counter, signs entry and counter outside, and writes both in one
+  // transaction only if the counter is still the one it read (else it starts again).
+
+  async _readCounter(signing, db) {
+    const row = await inTransaction(db ?? await this._open(), [SETTINGS], 'readonly', (tx) => req(tx.objectStore(SETTINGS).get(COUNTER_ID)));
+    const doc = row ? row.doc : null;
+    const c = await readCounter(signing, doc);
+    const floor = Number.isSafeInteger(doc?.generation) && doc.generation > 0 ? doc.generation : 0;
+    return { ...c, generation: Math.max(c.generation, floor), stamp: floor };
+  }
+
+  async _counterDoc(signing, generation, names, previousKeyIds) {
+    return signing ? signCounter(signing, generation, names, previousKeyIds)
+      : { format: COUNTER_FORMAT, version: 1, keyId: null, generation, names: {}, previousKeyIds, mac: null };
+  }
+
+  // Inside a readwrite transaction: true when the counter is still at `stamp`.
+  async _counterUnchanged(tx, stamp) {
+    const row = await req(tx.objectStore(SETTINGS).get(COUNTER_ID));
+    const now = Number.isSafeInteger(row?.doc?.generation) && row.doc.generation > 0 ? row.doc.generation : 0;
+    return now === stamp;
+  }
+
+  /**
+   * Runs one counted write: `prepare(counter)` (outside any transaction: may sign) returns
+   * {generation, names, ...}; then `write(tx, prepared)` runs in one readwrite transaction
+   * over `stores` (SETTINGS added) with the counter written beside, if the counter did not
+   * move meanwhile; else it starts again. A write that returns false changed nothing: the
+   * counter is left as it was.
+   */
+  async _counted(stores, signing, prepare, write) {
+    const db = await this._open();
+    for (let attempt = 0; attempt < COUNTER_RETRIES; attempt += 1) {
+      const counter = await this._readCounter(signing, db);
+      const prepared = await prepare(counter);
+      const doc = await this._counterDoc(signing, prepared.generation, prepared.names, counter.previousKeyIds);
+      const done = await inTransaction(db, [...new Set([...stores, SETTINGS])], 'readwrite', async (tx) => {
+        if (!(await this._counterUnchanged(tx, counter.stamp))) return { retry: true };
+        const result = await write(tx, prepared);
+        if (result !== false) tx.objectStore(SETTINGS).put({ id: COUNTER_ID, doc });
+        return { result };
+      });
+      if (!done.retry) return done.result;
+    }
+    throw storeError('busy', `The checkpoint store (IndexedDB database "${this.dbName}") is being written by other tabs ` +
+      `or workers without pause; gave up after ${COUNTER_RETRIES} tries. Try again in a moment.`);
+  }
+
+  /** The generation of checkpoint `name` now (0: none, or saved before generations). */
+  async generation(name) {
+    checkName(name);
+    const db = await this._open();
+    const row = await inTransaction(db, [CHECKPOINTS], 'readonly', (tx) => req(tx.objectStore(CHECKPOINTS).get(name)));
+    return generationOf(row?.meta);
+  }
+
+  /** The next commit of `name` (by this object) fails with 'conflict' unless `name` is still at `generation`. */
+  expect(name, generation) { this._notes.expect(name, generation); }
+
+  /** Plain notices for a person, each given once (a changed signing key). */
+  takeNotices() { return this._notes.takeNotices(); }
+
+  // Inside the commit's transaction: the conflict check of a writer that expects a generation.
+  async _checkExpected(tx, name, expected) {
+    if (expected === undefined) return;
+    const row = await req(tx.objectStore(CHECKPOINTS).get(name));
+    const found = generationOf(row?.meta);
+    if (found !== expected) throw conflictError(name, expected, found);
   }
 
   /**
@@ -700,7 +1043,10 @@ export class IndexedDBStore {
   }
 
   async _signatureOf(name, body, meta, sig) {
-    return signatureState(await this._signingKey(false), name, body, meta, sig);
+    const signing = await this._signingKey(false);
+    const counter = await this._readCounter(signing);
+    return this._notes.verdict(`IndexedDB database "${this.dbName}"`, signing, counter,
+      await signatureState(signing, name, body, meta, sig), name, meta);
   }
 
   get keepLast() { return this.retention?.keepLast ?? null; }
@@ -800,14 +1146,18 @@ export class IndexedDBStore {
    * previous checkpoint of that name, applies retention. Does not take the writer lock: hold
    * lock(name) around the whole write (put() does).
    */
-  async commit(name, entry, { retention, sign = true } = {}) {
+  async commit(name, entry, { retention, sign = true, expect } = {}) {
     checkName(name);
     const e = checkEntry(entry);
     const meta = plainMeta(entry.meta, e.size);
-    const db = await this._open();
+    const expected = this._notes.takeExpected(name, expect);
     try {
-      const sig = sign ? await signEntry(await this._signingKey(true), name, e, meta) : null;
-      await inTransaction(db, WRITE_STORES, 'readwrite', (tx) => this._commitIn(tx, name, e, meta, retention, sig));
+      const signing = await this._signingKey(sign);
+      await this._counted(WRITE_STORES, signing, (counter) => this._prepareCommit(name, e, meta, counter, signing, sign),
+        async (tx, p) => {
+          await this._checkExpected(tx, name, expected);
+          return this._commitIn(tx, name, e, p.meta, retention, p.sig);
+        }).then((expired) => this._counterRemoved(expired).catch(() => {})); // best effort: the commit stands
     } catch (err) {
       throw await this._writeFailure(`Saving checkpoint "${name}"`, e.size, err, name);
     }
@@ -817,23 +1167,25 @@ export class IndexedDBStore {
    * The v1 call: saves a whole checkpoint file under `name` (cut into records, see above),
    * unsigned unless `sign` (an import is foreign until a person vouches for it).
    */
-  async put(name, bytes, meta = {}, { sign = false } = {}) {
+  async put(name, bytes, meta = {}, { sign = false, expect } = {}) {
     checkName(name);
     const parts = splitContainer(bytes);
     const lock = await this.lock(name);
     let prepared = [];
+    const expected = this._notes.takeExpected(name, expect);
     try {
       prepared = await prepareRecords(parts.records);
       const entry = checkEntry({ head: parts.head, tail: parts.tail,
         records: prepared.map((r) => ({ key: r.key, length: r.length })) });
       const m = plainMeta(meta, entry.size);
-      const db = await this._open();
-      const sig = sign ? await signEntry(await this._signingKey(true), name, entry, m) : null;
+      const signing = await this._signingKey(sign);
       // Records and entry in ONE transaction: a failure anywhere leaves nothing behind.
-      await inTransaction(db, WRITE_STORES, 'readwrite', async (tx) => {
-        await this._writeRecords(tx, prepared);
-        await this._commitIn(tx, name, entry, m, undefined, sig);
-      });
+      await this._counted(WRITE_STORES, signing, (counter) => this._prepareCommit(name, entry, m, counter, signing, sign),
+        async (tx, p) => {
+          await this._checkExpected(tx, name, expected);
+          await this._writeRecords(tx, prepared);
+          return this._commitIn(tx, name, entry, p.meta, undefined, p.sig);
+        }).then((expired) => this._counterRemoved(expired).catch(() => {})); // best effort: the commit stands
     } catch (err) {
       throw await this._writeFailure(`Saving checkpoint "${name}"`, toBytes(bytes).byteLength, err, name);
     } finally {
@@ -845,18 +1197,24 @@ export class IndexedDBStore {
     const store = tx.objectStore(RECORDS);
     const chunks = tx.objectStore(RECORD_CHUNKS);
     const rows = await Promise.all(prepared.map((r) => req(store.get(r.key))));
+    // A stored record is reused only once its chunks are found to hold exactly these bytes.
+    const same = await Promise.all(prepared.map((r, i) => {
+      const row = rows[i];
+      return row && row.length === r.length && !row.damaged ? storedEquals(chunks, row, r.pieces) : false;
+    }));
     const pinnedMs = Date.now();
     const writing = new Set();
     prepared.forEach((r, i) => {
       const row = rows[i];
       if (writing.has(r.key)) return;
       writing.add(r.key);
-      if (row && row.length === r.length && !row.damaged) {
+      if (same[i]) {
         store.put({ ...row, pinnedMs }); // keeps it from a concurrent delete or sweep until commit
         return;
       }
-      // A record found damaged (verifyRecords), or whose length differs from its key's: these
-      // are its true bytes, rewrite it whole (every checkpoint using it is repaired).
+      // A record found damaged (verifyRecords, a read), or whose stored bytes or length differ
+      // from these: these are its true bytes, rewrite it whole (every checkpoint using it is
+      // repaired).
       if (row) for (let seq = 0; seq < row.chunkCount; seq += 1) chunks.delete([r.key, seq]);
       let seq = 0;
       for (const data of slices(r.pieces, this.chunkSize)) {
@@ -867,7 +1225,17 @@ export class IndexedDBStore {
     });
   }
 
+  // The next generation into the metadata, and the entry signed with it (outside transactions).
+  async _prepareCommit(name, entry, meta, counter, signing, sign) {
+    const generation = counter.generation + 1;
+    const m = { ...meta, generation };
+    return { meta: m, generation, names: { ...counter.names, [name]: generation },
+      sig: sign ? await signEntry(signing, name, entry, m) : null };
+  }
+
+  // Returns the names retention removed.
   async _commitIn(tx, name, entry, meta, retentionOverride, sig = null) {
+    const expired = [];
     const rows = tx.objectStore(CHECKPOINTS);
     const bodies = tx.objectStore(BODIES);
     const counts = new RefCounts(tx, this.orphanGraceMs);
@@ -889,9 +1257,23 @@ export class IndexedDBStore {
     if (meta.notebook != null) {
       const policy = retentionOverride !== undefined ? checkRetention(retentionOverride)
         : await this._retentionIn(tx, meta.notebook);
-      for (const old of await this._expiredIn(tx, meta.notebook, name, policy)) await this._dropEntry(tx, counts, old);
+      for (const old of await this._expiredIn(tx, meta.notebook, name, policy)) {
+        await this._dropEntry(tx, counts, old);
+        expired.push(old);
+      }
     }
     counts.flush();
+    return expired;
+  }
+
+  // Counts removals (delete, expiry) in the counter: an entry put back after it is a rollback.
+  async _counterRemoved(names) {
+    const signing = await this._signingKey(false);
+    if (!names.length || !signing) return;
+    await this._counted([], signing, (counter) => {
+      const generation = counter.generation + 1;
+      return { generation, names: { ...counter.names, ...Object.fromEntries(names.map((n) => [n, generation])) } };
+    }, () => {});
   }
 
   // Removes checkpoint `name` (either schema) and uncounts its records; true if it existed.
@@ -973,6 +1355,9 @@ export class IndexedDBStore {
     });
     if (!got) return null;
     const { row, body, ...out } = got;
+    // After the transaction (WebCrypto would end it): every record against its key.
+    out.damaged = body ? await checkRecordsRead(out.bytes, body.head.byteLength, body.records) : [];
+    if (out.damaged.length) await this._markDamaged(out.damaged.map((d) => d.key)).catch(() => {});
     out.signature = body ? await this._signatureOf(name, body, row.meta, row.sig) : { state: 'unsigned', keyId: null };
     return out;
   }
@@ -1012,12 +1397,17 @@ export class IndexedDBStore {
       const read = (tx) => Promise.all([req(tx.objectStore(CHECKPOINTS).get(name)), req(tx.objectStore(BODIES).get(name))]);
       const [row, body] = await inTransaction(db, [CHECKPOINTS, BODIES], 'readonly', read);
       if (!row || row.v !== 2 || entryProblem(row, body)) return false;
-      const sig = await signEntry(await this._signingKey(true), name, body, row.meta);
-      return await inTransaction(db, [CHECKPOINTS, BODIES], 'readwrite', async (tx) => {
+      const signing = await this._signingKey(true);
+      // adopted: a new generation, so that what the counter said of the name holds again
+      return await this._counted([CHECKPOINTS, BODIES], signing, async (counter) => {
+        const generation = counter.generation + 1;
+        const meta = { ...row.meta, generation };
+        return { generation, names: { ...counter.names, [name]: generation }, meta, sig: await signEntry(signing, name, body, meta) };
+      }, async (tx, p) => {
         const [now, nowBody] = await read(tx);
         // the lock keeps writers out; retention of another checkpoint may still have removed it
         if (!now || !nowBody || canonicalJson([now.meta, nowBody.records]) !== canonicalJson([row.meta, body.records])) return false;
-        tx.objectStore(CHECKPOINTS).put({ ...now, sig });
+        tx.objectStore(CHECKPOINTS).put({ ...now, meta: p.meta, sig: p.sig });
         return true;
       });
     } finally {
@@ -1025,9 +1415,29 @@ export class IndexedDBStore {
     }
   }
 
-  /** The bytes of each record, in order (a record stored in one chunk is returned as stored). */
+  /**
+   * The bytes of each record, in order (a record stored in one chunk is returned as stored),
+   * each checked against its key: one that does not match comes back neutralized and its key
+   * in the array's `damaged` (see "Checking what is read").
+   */
   async readRecords(keys) {
     const list = [...keys];
+    const out = await checkRecordList(list, await this._readRecordsRaw(list));
+    if (out.damaged.length) await this._markDamaged(out.damaged).catch(() => {});
+    return out;
+  }
+
+  // Marks records found damaged: hasRecords() then says they are not stored, and the next
+  // putRecords() of their true bytes rewrites them.
+  async _markDamaged(keys) {
+    const db = await this._open();
+    await inTransaction(db, [RECORDS], 'readwrite', async (tx) => {
+      const store = tx.objectStore(RECORDS);
+      for (const row of await Promise.all(keys.map((k) => req(store.get(k))))) if (row) store.put({ ...row, damaged: true });
+    });
+  }
+
+  async _readRecordsRaw(list) {
     const db = await this._open();
     return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
       const rows = await Promise.all(list.map((k) => req(tx.objectStore(RECORDS).get(k))));
@@ -1060,13 +1470,20 @@ export class IndexedDBStore {
   async delete(name) {
     checkName(name);
     const db = await this._open();
+    const drop = async (tx) => {
+      const counts = new RefCounts(tx, this.orphanGraceMs);
+      const existed = await this._dropEntry(tx, counts, name);
+      counts.flush();
+      return existed;
+    };
     try {
-      return await inTransaction(db, WRITE_STORES, 'readwrite', async (tx) => {
-        const counts = new RefCounts(tx, this.orphanGraceMs);
-        const existed = await this._dropEntry(tx, counts, name);
-        counts.flush();
-        return existed;
-      });
+      const signing = await this._signingKey(false);
+      if (!signing) return await inTransaction(db, WRITE_STORES, 'readwrite', drop);
+      // counted in the same transaction: a deleted entry put back later is a rollback
+      return await this._counted(WRITE_STORES, signing, (counter) => {
+        const generation = counter.generation + 1;
+        return { generation, names: { ...counter.names, [name]: generation } };
+      }, drop);
     } catch (err) {
       throw storeError('failed', `Deleting checkpoint "${name}" failed (${err.message || err.name}); it is still stored, unchanged.`, { cause: err });
     }
@@ -1123,17 +1540,11 @@ export class IndexedDBStore {
     const damaged = [];
     for (const key of list) {
       if (!isRecordKey(key)) throw new Error(`Not a record key: ${JSON.stringify(key)}.`);
-      const bytes = await this.readRecords([key]).then(([b]) => b, (err) => (err.code === 'missing-record' ? null : undefined));
+      const bytes = await this._readRecordsRaw([key]).then(([b]) => b, (err) => (err.code === 'missing-record' ? null : undefined));
       if (bytes === null) continue; // not stored: nothing to check
       if (bytes === undefined || await recordKey(bytes) !== key) damaged.push(key);
     }
-    if (damaged.length) {
-      const db = await this._open();
-      await inTransaction(db, [RECORDS], 'readwrite', async (tx) => {
-        const store = tx.objectStore(RECORDS);
-        for (const row of await Promise.all(damaged.map((k) => req(store.get(k))))) if (row) store.put({ ...row, damaged: true });
-      });
-    }
+    if (damaged.length) await this._markDamaged(damaged);
     return { checked: list.length, damaged };
   }
 
@@ -1269,6 +1680,19 @@ async function readRecordInto(tx, row, record, out, at) {
     return null;
   }));
   return problems.find(Boolean) ?? null;
+}
+
+// True when the chunks of stored record `row` hold exactly the bytes of `pieces` (compared
+// chunk by chunk as each arrives; nothing is assembled).
+async function storedEquals(chunks, row, pieces) {
+  if (!Number.isSafeInteger(row.chunkCount) || !Number.isSafeInteger(row.chunkSize) ||
+      row.chunkCount !== Math.ceil(row.length / row.chunkSize)) return false;
+  const got = await Promise.all(Array.from({ length: row.chunkCount }, (_, seq) => req(chunks.get([row.key, seq]))));
+  return got.every((chunk, seq) => {
+    const data = chunk && (chunk.data instanceof Uint8Array || chunk.data instanceof ArrayBuffer) ? toBytes(chunk.data) : null;
+    const want = Math.min(row.chunkSize, row.length - seq * row.chunkSize);
+    return !!data && data.byteLength === want && sameBytesAt(pieces, seq * row.chunkSize, data);
+  });
 }
 
 // A schema-v1 checkpoint: its row and its bytes, or null if it is gone, converted or damaged

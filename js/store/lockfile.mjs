@@ -8,13 +8,16 @@
 // must not remove a lock somebody else has taken meanwhile, so it is done under a second lock
 // whose name carries the dead holder's token (`<lock>.break-<token>`): only the process
 // holding that one may remove a lock file that still names that token, and tokens are never
-// reused. A breaker that dies is broken the same way, one level up. A holder on another host,
+// reused. A breaker that dies is broken the same way, one level up. Lock files are mode 0600,
+// created exclusively and read without following a link (nofollow.mjs): a link where a lock
+// belongs is refused with an 'unsafe' error naming it. A holder on another host,
 // or a pid reused by another process, cannot be told apart from a live writer: the waiter
 // times out with a message naming the file, which a person can then remove.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { createExclusive, readRegular } from './nofollow.mjs';
 
 const HOST = os.hostname();
 
@@ -31,7 +34,12 @@ const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 // Creates `file` holding `content` atomically; false if it already exists.
 async function createWhole(file, content) {
   const tmp = path.join(path.dirname(file), `.tmp-${process.pid}-${randomBytes(6).toString('hex')}-lock`);
-  await fs.writeFile(tmp, content, { flag: 'wx' });
+  const fh = await createExclusive(tmp);
+  try {
+    await fh.writeFile(content);
+  } finally {
+    await fh.close();
+  }
   try {
     await fs.link(tmp, file);
     return true;
@@ -45,11 +53,8 @@ async function createWhole(file, content) {
 
 /** The holder named by a lock file: {pid, host, token, sinceMs}, null if there is none. */
 export async function readHolder(file) {
-  let text;
-  try { text = await fs.readFile(file, 'utf8'); } catch (err) {
-    if (err.code === 'ENOENT') return null;
-    throw err;
-  }
+  const text = await readRegular(file, 'Lock file', 'utf8');
+  if (text === null) return null;
   try {
     const h = JSON.parse(text);
     if (h && Number.isSafeInteger(h.pid) && typeof h.token === 'string' && typeof h.host === 'string') return h;

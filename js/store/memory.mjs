@@ -8,6 +8,7 @@ import {
   checkName, plainMeta, toBytes, byNewest, splitContainer, prepareRecords, pieceBytes, checkEntry, distinctKeys,
   isRecordKey, missingRecordError, storeError, checkRetention, defaultRetention, expiredByRetention, recordKey,
   holdLock, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_ORPHAN_GRACE_MS, newSigningKey, signEntry, signatureState,
+  sameBytes, checkRecordsRead, checkRecordList, generationOf, counterVerdict, conflictError, StoreNotes,
 } from './common.mjs';
 
 let storeIds = 0;
@@ -26,6 +27,27 @@ export class MemoryStore {
     this._entries = new Map(); // name -> { head, records, tail, meta, size }
     this._settings = new Map(); // notebook (null: default) -> policy
     this._signing = null; // promise of {key, keyId}, made on first use
+    // The counter (see "The signed counter" in indexeddb.mjs): kept in this object, whose
+    // realm could change anything anyway, so it needs no MAC of its own.
+    this._counter = { trusted: true, generation: 0, names: {}, previousKeyIds: [] };
+    this._notes = new StoreNotes();
+  }
+
+  /** The generation of checkpoint `name` now (0: none, or saved before generations). */
+  async generation(name) {
+    checkName(name);
+    return generationOf(this._entries.get(name)?.meta);
+  }
+
+  /** The next commit of `name` fails with 'conflict' unless `name` is still at `generation`. */
+  expect(name, generation) { this._notes.expect(name, generation); }
+
+  /** Notices a host should show once (a changed key): none here, the key lives with the object. */
+  takeNotices() { return []; }
+
+  _nextGeneration() {
+    this._counter.generation += 1;
+    return this._counter.generation;
   }
 
   _signingKey() {
@@ -48,7 +70,8 @@ export class MemoryStore {
     const now = Date.now();
     for (const r of prepared) {
       const known = this._records.get(r.key);
-      if (known && !known.damaged) { known.pinnedMs = now; continue; }
+      // reused only once its bytes are checked to be these (see "Checking what is read")
+      if (known && !known.damaged && sameBytes(r.pieces, known.bytes)) { known.pinnedMs = now; continue; }
       const bytes = new Uint8Array(r.length);
       let at = 0;
       for (const p of r.pieces) { bytes.set(pieceBytes(p), at); at += p.byteLength; }
@@ -67,15 +90,15 @@ export class MemoryStore {
     });
   }
 
-  async commit(name, entry, { retention, sign = true } = {}) {
+  async commit(name, entry, { retention, sign = true, expect } = {}) {
     checkName(name);
     const e = checkEntry(entry);
-    const meta = plainMeta(entry.meta, e.size);
+    const meta = { ...plainMeta(entry.meta, e.size), generation: this._nextGeneration() };
     const sig = sign ? await signEntry(await this._signingKey(), name, e, meta) : null;
-    this._commitNow(name, e, meta, retention, sig);
+    this._commitNow(name, e, meta, retention, sig, expect);
   }
 
-  async put(name, bytes, meta = {}, { sign = false } = {}) {
+  async put(name, bytes, meta = {}, { sign = false, expect } = {}) {
     checkName(name);
     const parts = splitContainer(bytes);
     const lock = await this.lock(name);
@@ -83,8 +106,8 @@ export class MemoryStore {
       const keys = await this.putRecords(parts.records);
       const e = checkEntry({ head: parts.head, tail: parts.tail,
         records: keys.map((key, i) => ({ key, length: parts.records[i].byteLength })) });
-      const m = plainMeta(meta, e.size);
-      this._commitNow(name, e, m, undefined, sign ? await signEntry(await this._signingKey(), name, e, m) : null);
+      const m = { ...plainMeta(meta, e.size), generation: this._nextGeneration() };
+      this._commitNow(name, e, m, undefined, sign ? await signEntry(await this._signingKey(), name, e, m) : null, expect);
     } finally {
       lock.release();
     }
@@ -97,9 +120,12 @@ export class MemoryStore {
     try {
       const e = this._entries.get(name);
       if (!e) return false;
-      const sig = await signEntry(await this._signingKey(), name, e, e.meta);
+      // adopted: a new generation, so that what the counter said of the name holds again
+      const meta = { ...e.meta, generation: this._nextGeneration() };
+      const sig = await signEntry(await this._signingKey(), name, e, meta);
       if (this._entries.get(name) !== e) return false; // replaced meanwhile (a writer without the lock)
-      e.sig = sig;
+      Object.assign(e, { meta, sig });
+      this._counter.names[name] = meta.generation;
       return true;
     } finally {
       lock.release();
@@ -107,11 +133,14 @@ export class MemoryStore {
   }
 
   async _signatureOf(name, e) {
-    return signatureState(this._signing && await this._signing, name, e, e.meta, e.sig);
+    return counterVerdict(await signatureState(this._signing && await this._signing, name, e, e.meta, e.sig), name, e.meta, this._counter);
   }
 
   // The whole commit, without yielding: check, count, replace, retention, free.
-  _commitNow(name, e, meta, retentionOverride, sig = null) {
+  _commitNow(name, e, meta, retentionOverride, sig = null, expect = undefined) {
+    const expected = this._notes.takeExpected(name, expect);
+    const found = generationOf(this._entries.get(name)?.meta);
+    if (expected !== undefined && expected !== found) throw conflictError(name, expected, found);
     const keys = distinctKeys(e.records);
     const missing = keys.filter((k) => !this._records.has(k));
     if (missing.length) throw missingRecordError(name, missing);
@@ -125,8 +154,9 @@ export class MemoryStore {
         name: n, createdMs: x.meta.createdMs, fixedBytes: x.head.byteLength + x.tail.byteLength,
         bytes: () => x.records.map((r) => [r.key, r.length]), exempt: x.meta.keep === true,
       }));
-      for (const old of expiredByRetention(mine, name, policy)) this._drop(old);
+      for (const old of expiredByRetention(mine, name, policy)) { this._drop(old); this._counter.names[old] = meta.generation; }
     }
+    this._counter.names[name] = meta.generation;
   }
 
   _drop(name) {
@@ -150,7 +180,9 @@ export class MemoryStore {
     let at = e.head.byteLength;
     for (const r of e.records) { out.set(this._records.get(r.key).bytes, at); at += r.length; }
     out.set(e.tail, at);
-    return { bytes: out, meta: structuredClone(e.meta), signature: await this._signatureOf(name, e) };
+    const damaged = await checkRecordsRead(out, e.head.byteLength, e.records);
+    this._markDamaged(damaged.map((d) => d.key));
+    return { bytes: out, meta: structuredClone(e.meta), signature: await this._signatureOf(name, e), damaged };
   }
 
   async getEntry(name) {
@@ -164,7 +196,13 @@ export class MemoryStore {
     const list = [...keys];
     const missing = list.filter((k) => !this._records.has(k));
     if (missing.length) throw storeError('missing-record', `${missing.length} record(s) are not in the store: ${missing.slice(0, 2).join(', ')}.`, { keys: missing });
-    return list.map((k) => this._records.get(k).bytes.slice());
+    const out = await checkRecordList(list, list.map((k) => this._records.get(k).bytes.slice()));
+    this._markDamaged(out.damaged);
+    return out;
+  }
+
+  _markDamaged(keys) {
+    for (const k of keys) { const r = this._records.get(k); if (r) r.damaged = true; }
   }
 
   async list({ notebook } = {}) {
@@ -175,7 +213,9 @@ export class MemoryStore {
 
   async delete(name) {
     checkName(name);
-    return this._drop(name);
+    const existed = this._drop(name);
+    if (existed) this._counter.names[name] = this._nextGeneration();
+    return existed;
   }
 
   async setRetention(notebook, policy) {
@@ -205,7 +245,7 @@ export class MemoryStore {
     const damaged = [];
     for (const k of list) {
       const r = this._records.get(k);
-      if (r && await recordKey(r.bytes) !== k) { r.damaged = true; damaged.push(k); }
+      if (r && await recordKey(r.bytes) !== k) { this._markDamaged([k]); damaged.push(k); }
     }
     return { checked: list.length, damaged };
   }

@@ -99,6 +99,44 @@ test('records shared between checkpoints, deletes and retention in real IndexedD
   await page.close();
 });
 
+test('a record swapped behind the store\'s back (same length) is damage on read: none of its bytes come out', async () => {
+  const page = await openPage();
+  const out = await page.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const h = await import('/page/checks.mjs');
+    const store = new IndexedDBStore({ dbName: 'swapped', chunkSize: 1 << 16 });
+    const file = h.formatTwo([h.payload(200_000, 1), h.payload(1000, 2)], 1);
+    await store.put('own', file, {}, { sign: true });
+    const entry = await store.getEntry('own');
+    const key = entry.records[0].key;
+    // another record of the same length, written where the store keeps this one
+    const hostile = new TextEncoder().encode('HOSTILE-RECORD '.repeat(4));
+    const db = await store._open();
+    await new Promise((resolve, reject) => {
+      const tx = db.transaction('recordChunks', 'readwrite');
+      const g = tx.objectStore('recordChunks').get([key, 1]);
+      g.onsuccess = () => { g.result.data.set(hostile, 100); tx.objectStore('recordChunks').put(g.result); };
+      tx.oncomplete = resolve; tx.onerror = () => reject(tx.error);
+    });
+    const got = await store.get('own');
+    const text = new TextDecoder('latin1').decode(got.bytes);
+    const [read] = await store.readRecords([key]);
+    const has = await store.hasRecords([key]);
+    await store.put('again', file, {}, { sign: true }); // the true bytes again: repaired
+    const repaired = h.sameBytes((await store.get('own')).bytes, file);
+    await store.close();
+    return { state: entry.signature.state, damaged: got.damaged, key, leaked: text.includes('HOSTILE-RECORD'),
+      readLeaked: new TextDecoder('latin1').decode(read).includes('HOSTILE-RECORD'), has, repaired };
+  });
+  assert.equal(out.state, 'valid');
+  assert.deepEqual(out.damaged, [{ key: out.key, record: 0 }]);
+  assert.equal(out.leaked, false, 'get() hands out no byte of the swapped record');
+  assert.equal(out.readLeaked, false, 'nor does readRecords()');
+  assert.deepEqual(out.has, [false], 'marked: no writer reuses it');
+  assert.equal(out.repaired, true);
+  await page.close();
+});
+
 test('upgrade: checkpoints saved by the schema-v1 store (0.1) survive, byte for byte', async () => {
   const page = await openPage();
   const out = await page.evaluate(async () => {

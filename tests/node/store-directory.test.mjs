@@ -52,7 +52,7 @@ test('layout: one entry file per checkpoint, one file per record named by its ke
   const file = formatTwo([payload(1000, 1), payload(70, 2)]);
   await store.put('my run', file.bytes, { notebook: 'n.ipynb' });
   const keys = file.records.map(expectedKey);
-  assert.deepEqual(await tree(dir), ['entries/my%20run.json', ...keys.map((k) => `records/${k}`).sort()]);
+  assert.deepEqual(await tree(dir), ['counter.json', 'entries/my%20run.json', ...keys.map((k) => `records/${k}`).sort()]);
   for (const [i, k] of keys.entries()) assert.deepEqual(new Uint8Array(await fs.readFile(path.join(dir, 'records', k))), file.records[i]);
   const doc = JSON.parse(await fs.readFile(path.join(dir, 'entries', 'my%20run.json'), 'utf8'));
   assert.equal(doc.name, 'my run');
@@ -108,7 +108,7 @@ test('checkpoints saved by the previous version are listed, read, replaced and d
   await store.put('replace me', payload(20, 5), { notebook: 'a.ipynb', createdMs: 8 });
   assert.deepEqual((await store.get('replace me')).bytes, payload(20, 5));
   assert.equal(await store.delete('delete me'), true);
-  assert.deepEqual(await tree(dir), ['before%20upgrade.elc', 'before%20upgrade.meta.json', 'copied.elc',
+  assert.deepEqual(await tree(dir), ['before%20upgrade.elc', 'before%20upgrade.meta.json', 'copied.elc', 'counter.json',
     'entries/replace%20me.json', `records/${expectedKey(payload(20, 5))}`]);
 });
 
@@ -135,7 +135,7 @@ test('a damaged record file or entry file is reported by name, and can be delete
   await assert.rejects(store.get('d'), /Checkpoint "d" in .* is corrupted: .*d\.json is not a valid entry/);
   assert.equal(await store.delete('d'), true);
   await new DirectoryStore(dir, { orphanGraceMs: 0 }).sweep();
-  assert.deepEqual(await tree(dir), []);
+  assert.deepEqual(await tree(dir), ['counter.json'], 'only the counter is left (the generations go on)');
 });
 
 test('disk full: a clear message, the old checkpoint kept, nothing left behind', async (t) => {
