@@ -727,7 +727,7 @@ export class DirectoryStore {
     }
     if (buf === null) return null;
     const bytes = asView(buf);
-    return { bytes, meta: { ...legacy.meta, size: bytes.byteLength }, signature: { state: 'unsigned', keyId: null } };
+    return { bytes, meta: { ...legacy.meta, size: bytes.byteLength }, signature: { state: 'unsigned', keyId: null }, damaged: [] };
   }
 
   // ---- retention settings, housekeeping -----------------------------------------------------

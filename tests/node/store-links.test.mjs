@@ -12,6 +12,7 @@ import { DirectoryStore, nameToStem } from '../../js/store/directory.mjs';
 import { createExclusive } from '../../js/store/nofollow.mjs';
 import { formatTwo, payload } from './store-contract.mjs';
 import { tempDir } from '../helpers/tempdir.mjs';
+import { runCli, oneLineError } from './cli-helpers.mjs';
 
 const POSIX = process.platform !== 'win32';
 const mode = async (p) => (await fs.lstat(p)).mode & 0o777;
@@ -198,4 +199,34 @@ test('a FIFO where a record belongs is refused at once, never waited on', { skip
   assert.equal(spawnSync('mkfifo', [rec]).status, 0);
   await assert.rejects(store.get('cp'), (err) => err.code === 'unsafe' && /not a regular file/.test(err.message));
   await assert.rejects(store.readRecords([keys[0]]), (err) => err.code === 'unsafe');
+});
+
+test('CLI: ls, rm and export on a store whose records/ or a record is a link: refused in one line, nothing outside touched', async () => {
+  const { root, dir, outside, victim, keys } = await setup();
+  const cwd = root;
+  const store = ['--store', dir];
+  // export through a record that is a link to an outside file: no outside byte is copied out
+  await fs.rm(path.join(dir, 'records', keys[0]));
+  await fs.symlink(victim, path.join(dir, 'records', keys[0]));
+  const ex = await runCli(['export', 'cp', 'out.elc', ...store], { cwd });
+  assert.notEqual(ex.code, 0);
+  assert.match(oneLineError(ex.stderr) ?? ex.stderr, /is a symbolic link, not a file of the store: the store never follows links/);
+  assert.ok(!fsSync.existsSync(path.join(cwd, 'out.elc')));
+  await fs.rm(path.join(dir, 'records', keys[0]));
+
+  // records/ itself a link to an outside folder holding files named like records, old enough
+  // for the sweep that every command runs first (even ls)
+  const names = ['c'.repeat(64), keys[1]];
+  for (const n of names) await fs.writeFile(path.join(outside, n), 'not yours');
+  for (const n of names) await fs.utimes(path.join(outside, n), new Date(0), new Date(0));
+  await fs.rm(path.join(dir, 'records'), { recursive: true });
+  await fs.symlink(outside, path.join(dir, 'records'));
+  const ls = await runCli(['ls', ...store], { cwd });
+  assert.equal(ls.code, 0, ls.stderr);
+  assert.match(ls.stdout, /\bcp\b/);
+  const rm = await runCli(['rm', 'cp', ...store], { cwd });
+  assert.notEqual(rm.code, 0);
+  assert.match(oneLineError(rm.stderr) ?? rm.stderr, /records is a symbolic link/);
+  for (const n of names) assert.equal(await fs.readFile(path.join(outside, n), 'utf8'), 'not yours', `${n} untouched`);
+  assert.equal(await fs.readFile(victim, 'utf8'), 'keep me');
 });
