@@ -205,9 +205,12 @@ test('CLI: ls, rm and export on a store whose records/ or a record is a link: re
   const { root, dir, outside, victim, keys } = await setup();
   const cwd = root;
   const store = ['--store', dir];
-  // export through a record that is a link to an outside file: no outside byte is copied out
+  // export through a record that is a link to an outside file of the record's length: no
+  // outside byte is copied out
+  const secret = path.join(outside, 'secret');
+  await fs.writeFile(secret, Buffer.alloc((await fs.stat(path.join(dir, 'records', keys[0]))).size, 'S'));
   await fs.rm(path.join(dir, 'records', keys[0]));
-  await fs.symlink(victim, path.join(dir, 'records', keys[0]));
+  await fs.symlink(secret, path.join(dir, 'records', keys[0]));
   const ex = await runCli(['export', 'cp', 'out.elc', ...store], { cwd });
   assert.notEqual(ex.code, 0);
   assert.match(oneLineError(ex.stderr) ?? ex.stderr, /is a symbolic link, not a file of the store: the store never follows links/);
