@@ -4,25 +4,37 @@
     snap = el.snapshot()                  # namespace -> container bytes (+ report table)
     rep = el.load_snapshot(snap.data)     # container bytes -> namespace (+ report)
     await el.checkpoint("before-train")   # ... through the store (IndexedDB in a browser)
-    await el.restore("before-train")
+    await el.restore("before-train")      # the report: rep.ok, rep.problems, print(rep)
     await el.list_checkpoints(); await el.delete_checkpoint("before-train")
     el.set_notebook("analysis.ipynb")     # later checkpoints (and the magics) are this notebook's
     %load_ext elastic_lite                # %checkpoint [name], %restore [name], %checkpoints
     el.record_session()                   # record cells: restore recomputes what was not saved
+
+checkpoint, restore, list_checkpoints and delete_checkpoint are those of
+`elastic_lite.host` (what every host calls): the same arguments, the same report (a dict whose
+fields also read as attributes), the same words. Nothing raises for a store failure or a
+missing checkpoint: `ok` is false and `problems` say what went wrong and what to do.
 """
 
+from . import host
+from ._kernel_session import SESSION
 from ._report import GroupReport, RestoreReport, Snapshot
 from ._restore import CheckpointError, inspect, load_snapshot
 from ._session import record_session, stop_recording
 from ._snapshot import snapshot
-from ._store import (MemoryStore, StoreError, checkpoint, delete_checkpoint, get_notebook,
-                     get_store, list_checkpoints, restore, set_notebook, set_store)
+from ._store import MemoryStore, StoreError
 from ._version import __version__
+
+checkpoint, restore = host.checkpoint, host.restore
+list_checkpoints, delete_checkpoint = host.list, host.delete
+set_store, get_store = SESSION.set_store, SESSION.get_store
+set_notebook, get_notebook = SESSION.set_notebook, SESSION.get_notebook
 
 __all__ = [
     "snapshot", "load_snapshot", "inspect", "checkpoint", "restore", "list_checkpoints",
-    "delete_checkpoint", "record_session", "stop_recording", "set_store", "get_store", "set_notebook", "get_notebook", "MemoryStore", "Snapshot", "RestoreReport",
-    "GroupReport", "CheckpointError", "StoreError", "__version__",
+    "delete_checkpoint", "record_session", "stop_recording", "set_store", "get_store",
+    "set_notebook", "get_notebook", "MemoryStore", "Snapshot", "RestoreReport", "GroupReport",
+    "CheckpointError", "StoreError", "__version__",
 ]
 
 
@@ -32,3 +44,6 @@ def load_ipython_extension(ipython):
     from ._magics import register
     register(ipython)
     record_session(ipython)
+    if __import__("sys").platform != "emscripten":  # desktop Jupyter: store, automatic points
+        from ._default_store import attach
+        attach(ipython)

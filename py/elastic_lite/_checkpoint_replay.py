@@ -1,4 +1,4 @@
-"""Replay wired into checkpoint and restore: what `elastic_lite.host` calls around the snapshot
+"""Replay wired into checkpoint and restore: what the kernel session calls around the snapshot
 loop and after unpickling (docs/INTERFACES.md, "Session history and replay").
 
 Checkpoint (`prepare`, before the snapshot loop runs):
@@ -7,10 +7,10 @@ Checkpoint (`prepare`, before the snapshot loop runs):
 2. values pickle gets wrong or cannot save at all — open files, database connections and
    cursors, sockets, generators and other iterators (`replay_first`) — are left out of the
    pickled state when the recorded cells can recreate them from the other variables;
-3. once the loop has written every group (its manifest callback, `CheckpointReplay.manifest`),
+3. once the loop has written every group (its manifest phase, `CheckpointReplay.manifest`),
    the final plan is made over what really was saved, for those left out and for every
-   variable no serializer could save; it goes into the manifest as "replay", and the history
-   becomes the checkpoint's history record.
+   variable no serializer could save; it goes into the manifest as "replay" (with the list of
+   what stays skipped), and the history becomes the checkpoint's history record.
 
 Restore (`replay_after_restore`, after load_snapshot): if the person's trust decision lets
 the checkpoint's code run (their own checkpoint, or trust confirmed), the plan's cells are
@@ -62,10 +62,10 @@ class CheckpointReplay:
         self.ms = 0.0
 
     def manifest(self, groups, skipped, modules):
-        """The manifest's "replay" field, once every group is written: the plan for what was
-        left out and what no serializer could save, over what really was saved. `skipped`
-        (the snapshot's list of what it did not save) is edited to match: variables the plan
-        recreates leave it, those left out that it cannot recreate join it."""
+        """(the manifest's "replay" field, what stays skipped), once every group is written:
+        the plan for what was left out and what no serializer could save, over what really
+        was saved. Of `skipped` (what the snapshot did not save), the variables the plan
+        recreates leave; those left out that it cannot recreate join."""
         t0 = time.perf_counter()
         saved = {n for g in groups for n in g.names} | {m["name"] for m in modules}
         targets = {n: "cost" if why == "cost" else "unsaveable"
@@ -91,11 +91,10 @@ class CheckpointReplay:
                         "file)" if why == "file" else why_not_saved[name])
                 reason = f"{what}; it cannot be recomputed: {plan.skipped.get(name)}"
             kept.append({"name": name, "type": type_, "reason": reason})
-        skipped[:] = kept
         self.ms += (time.perf_counter() - t0) * 1000.0
         return {SECTION: {"plan": plan.to_json(), "types": self.types,
                           "left_out": sorted(self.left_out),
-                          "not_saved": {n: why_not_saved[n] for n in plan.targets}}}
+                          "not_saved": {n: why_not_saved[n] for n in plan.targets}}}, kept
 
     def report(self):
         """The checkpoint report's "replay" field (docs/INTERFACES.md, "Report schema")."""

@@ -29,18 +29,18 @@ or past the budget) are compared by length and CRC-32: the one residual risk, st
 changed buffer keeping its length and CRC-32 — a 2^-32 chance per changed buffer. Pickle
 streams, where small variables change at every cell, use the 128-bit digest.
 
-What is remembered (`Tracker`, one per store and namespace, i.e. per kernel and store): for
+What is remembered (`Tracker`, kept by the kernel session per namespace and store): for
 each data record of the previous checkpoint its group's names, the record's key and length
 in the store (read back with one `get_entry` after the commit), its signature, its proof,
 the objects the proof holds, what is known of its buffers' bytes, and its report line.
 Before a checkpoint `prepare()` asks the store whether those records are still there
 (`has_records`, which also pins them until the commit: a delete meanwhile cannot free them,
 and a record the store found damaged counts as missing, so it is written again); missing
-ones are forgotten. `forget()` (called by restore) drops everything of a namespace: the
-first checkpoint after a restore is whole.
+ones are forgotten. A restore drops the namespace's tracker: the first checkpoint after it
+is whole.
 
-The timeline (automatic checkpoints after cells, `%autocheckpoint`, the points' names and
-labels) is at the end of this module; hosts drive it through `host.checkpoint(auto=True)`.
+The timeline's rules (the points' names and labels, which one a restore without a name
+brings back) are at the end of this module; the kernel session keeps its state.
 """
 
 import array
@@ -49,22 +49,10 @@ import hashlib
 import time
 import zlib
 
-from ._capture import default_namespace
 from ._groups import ATOMIC
 
 _IMMUTABLE_BUDGET = 100_000  # items examined to prove a tuple/frozenset immutable, at most
-_TRACKERS = 4  # (store, namespace) pairs remembered at once (the newest)
 SHADOW_MIN = 1 << 20  # buffers from this size are compared with a private copy (below: CRC)
-_shadow_budget = [256 << 20]  # bytes of such copies one checkpoint may keep
-
-
-def set_shadow_budget(nbytes):
-    """How many bytes of private copies of big buffers change detection may keep (per store
-    and namespace) to compare them exactly and fast next time; 0: none (CRC-32 only)."""
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
-        raise ValueError(f"the shadow budget is a number of bytes >= 0, not {nbytes!r}")
-    _shadow_budget[0] = nbytes
-    return nbytes
 
 
 class Content:
@@ -207,12 +195,12 @@ class Reuse:
     memo)`); `key(index)` is the stored key of a reused record. `committed()` learns the new
     records' keys and makes this checkpoint the one the tracker remembers."""
 
-    def __init__(self, tracker, memos):
+    def __init__(self, tracker, memos, shadow_budget):
         self.tracker = tracker
         self.memos = memos  # names tuple -> Memo of the previous checkpoint, still stored
         self.current = {}  # record index -> Memo of this checkpoint
         self.stats = {"reused": 0, "reused_bytes": 0, "proven": 0, "written": 0}
-        self.room = Room(_shadow_budget[0])  # copies of big buffers this checkpoint keeps
+        self.room = Room(shadow_budget)  # copies of big buffers this checkpoint keeps
 
     def previous(self, names):
         return self.memos.get(tuple(names))
@@ -256,68 +244,29 @@ class Reuse:
         self.tracker.memos = memos
 
 
-_trackers = []  # [(store, namespace, Tracker)], newest last
-
-
-def _takes_records(store):
-    return all(callable(getattr(store, m, None))
-               for m in ("put_records", "has_records", "commit", "get_entry", "lock"))
-
-
-def tracker(store, namespace):
-    """The Tracker of this store and namespace (made on first use)."""
-    for s, ns, found in _trackers:
-        if s is store and ns is namespace:
-            return found
-    made = Tracker()
-    _trackers.append((store, namespace, made))
-    del _trackers[:-_TRACKERS]
-    return made
-
-
-async def prepare(store, namespace=None, incremental=True):
-    """The Reuse to hand the snapshot loop for a checkpoint of `namespace` into `store`, or
-    None (every record written) when not incremental or the store does not take records one
-    by one. Records remembered that the store no longer holds are left out; the others are
-    pinned by `has_records` until the commit (a delete meanwhile cannot free them)."""
-    if not incremental or not _takes_records(store):
-        return None
-    ns = default_namespace() if namespace is None else namespace
-    known = tracker(store, ns)
-    memos = list(known.memos.values())
+async def prepare(store, tracker, shadow_budget):
+    """The Reuse to hand the snapshot loop for a checkpoint into `store`, `tracker` being
+    what is remembered of the previous one; `shadow_budget`: bytes of private copies of big
+    buffers it may keep (see check_content). Records remembered that the store no longer
+    holds are left out; the others are pinned by `has_records` until the commit (a delete
+    meanwhile cannot free them)."""
+    memos = list(tracker.memos.values())
     if memos:
         try:
             present = list(await store.has_records([m.key for m in memos]))
         except Exception:  # a store that cannot tell: reuse nothing, write every record
             present = [False] * len(memos)
         memos = [m for m, ok in zip(memos, present) if ok is True]
-    return Reuse(known, {m.names: m for m in memos})
+    return Reuse(tracker, {m.names: m for m in memos}, shadow_budget)
 
 
-def forget(namespace=None, store=None):
-    """Forget what was checkpointed from `namespace` (and into `store`, when given): the next
-    checkpoint writes every record. Restore calls it for the namespace it loads into."""
-    ns = default_namespace() if namespace is None else namespace
-    _trackers[:] = [t for t in _trackers
-                    if not (t[1] is ns and (store is None or t[0] is store))]
+def forget(namespace=None):
+    """The next checkpoint of `namespace` writes every record (load_snapshot calls it)."""
+    from ._kernel_session import SESSION
+    SESSION.forget_changes(namespace)
 
 
 # ---- the timeline: automatic checkpoints after cells, and points of it ----
-
-_auto = {"enabled": True}
-
-
-def set_auto(enabled):
-    """Turn this kernel's automatic checkpoints after each cell on or off (`%autocheckpoint`).
-    Hosts that take them (the JupyterLite extension) ask with `host.checkpoint(auto=True)`,
-    which does nothing while they are off."""
-    _auto["enabled"] = bool(enabled)
-    return _auto["enabled"]
-
-
-def auto_enabled():
-    return _auto["enabled"]
-
 
 def point_name(notebook, count=None, time_ms=None):
     """The name of an automatic checkpoint: `<notebook> [<count>] <UTC time, ms>`."""
@@ -334,9 +283,10 @@ def cell_of(meta):
 
 
 def point_label(meta):
-    """`[7] df = load()` for a checkpoint taken after a cell, else ''."""
-    cell = cell_of(meta)
-    if not cell:
+    """`[7] df = load()` for a checkpoint taken after a cell (`[?]` when its count is not
+    known), else ''. The same words in JS (tests/vectors/point-labels.json)."""
+    cell = (meta or {}).get("cell")
+    if not isinstance(cell, dict):
         return ""
     count = cell.get("executionCount")
     head = f"[{count}]" if count is not None else "[?]"
@@ -363,28 +313,6 @@ def find_point(entries, count):
 # point that holds nothing at all; it takes the newest other checkpoint: one a person saved,
 # or the last point of the previous kernel.
 
-_OWN_POINTS = 10_000  # names remembered per namespace (the newest): far more than retention keeps
-_own = []  # [(namespace, [names of automatic points this kernel took of it])], newest last
-
-
-def took_point(name, namespace=None):
-    """Remember that this kernel took the automatic point `name` of `namespace`."""
-    ns = default_namespace() if namespace is None else namespace
-    for held, names in _own:
-        if held is ns:
-            names.append(name)
-            del names[:-_OWN_POINTS]
-            return
-    _own.append((ns, [name]))
-    del _own[:-_TRACKERS]
-
-
-def own_points(namespace=None):
-    """The names of the automatic points this kernel took of `namespace`."""
-    ns = default_namespace() if namespace is None else namespace
-    return frozenset(next((names for held, names in _own if held is ns), ()))
-
-
 def holds_nothing(meta):
     """True for a checkpoint with no variable saved and none listed as skipped (e.g. the point
     after `1+1` in a fresh kernel): restoring it brings nothing back."""
@@ -392,12 +320,11 @@ def holds_nothing(meta):
     return not meta.get("variables") and not meta.get("names") and not meta.get("skipped")
 
 
-def restore_choice(entries, namespace=None):
-    """The entry (of store.list(): newest first) a restore without a name brings back into
-    `namespace`: the newest that is neither one of this kernel's own automatic points nor
-    empty; failing that the newest not its own; failing that the newest; None when there is
-    none. The same rule in JS: js/shared/report.mjs restoreChoice."""
-    own = own_points(namespace)
+def restore_choice(entries, own=frozenset()):
+    """The entry (of store.list(): newest first) a restore without a name brings back: the
+    newest that is neither one of the restoring kernel's own automatic points (`own`: their
+    names) nor empty; failing that the newest not its own; failing that the newest; None when
+    there is none. The same rule in JS: js/shared/report.mjs restoreChoice."""
     others = [e for e in entries if e.get("name") not in own]
     for entry in others:
         if not holds_nothing(entry.get("meta")):

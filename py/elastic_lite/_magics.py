@@ -21,9 +21,9 @@ import asyncio
 import datetime
 
 from . import host
+from ._kernel_session import SESSION
 from ._report import _table, checkpoint_text, foreign_text, human_size, restore_text
-from ._history import auto_enabled, cell_of, point_label, restore_choice, set_auto
-from ._store import MemoryStore, get_notebook, get_store
+from ._store import MemoryStore
 
 
 def _drive(coro):
@@ -38,8 +38,8 @@ def _drive(coro):
 
 def _run(make_coro, show):
     """show(report) of the coroutine made by `make_coro()`, by the first means that works."""
-    resolved, store = _drive(get_store())
-    if resolved and isinstance(store, MemoryStore):  # never suspends: no half-run coroutine
+    resolved, store = _drive(SESSION.get_store())
+    if resolved and (isinstance(store, MemoryStore) or getattr(store, "never_suspends", False)):
         done, report = _drive(make_coro())
         if done:
             return show(report)
@@ -94,8 +94,7 @@ def checkpoint_magic(shell, line):
             print(f"checkpoint {report['name']!r} saved")
             print(checkpoint_text(report))
 
-    return _run(lambda: host.checkpoint(name, namespace=shell.user_ns, notebook=get_notebook()),
-                show)
+    return _run(lambda: host.checkpoint(name, namespace=shell.user_ns), show)
 
 
 def restore_magic(shell, line):
@@ -103,7 +102,7 @@ def restore_magic(shell, line):
     at = _point(name)
     if at is not None:
         name = None
-    notebook = get_notebook() if name is None else None
+    notebook = SESSION.notebook if name is None else None
 
     def show(report):
         if not _failed(report):
@@ -116,7 +115,7 @@ def restore_magic(shell, line):
 
 
 def checkpoints_magic(shell, line):
-    notebook = get_notebook()
+    notebook = SESSION.notebook
 
     def show(report):
         if _failed(report):
@@ -126,7 +125,7 @@ def checkpoints_magic(shell, line):
         if not entries:
             print(f"no checkpoints{of} yet (take one with %checkpoint [name])")
             return
-        if any(cell_of(e.get("meta")) for e in entries):
+        if any(e["label"] for e in entries):
             print("(%restore @N restores the state after cell [N]; %restore NAME any checkpoint)")
         if notebook is not None:
             print(f"checkpoints{of}:")
@@ -136,24 +135,24 @@ def checkpoints_magic(shell, line):
             when = m.get("createdMs")
             when = datetime.datetime.fromtimestamp(when / 1000).strftime("%Y-%m-%d %H:%M:%S") \
                 if when else "?"
-            rows.append([e["name"], when, point_label(m), human_size(m.get("size") or 0),
+            rows.append([e["name"], when, e["label"], human_size(m.get("size") or 0),
                          str(m.get("variables", "?")), str(len(m.get("skipped") or []))])
         print(_table(["name", "created", "after cell", "size", "variables", "skipped"], rows))
         # never one of this kernel's own automatic points (after a restart: the lost state)
-        print(f"a bare %restore brings back {restore_choice(entries, shell.user_ns)['name']!r}")
+        print(f"a bare %restore brings back {report['restore_choice']!r}")
 
-    return _run(lambda: host.list(notebook=notebook), show)
+    return _run(lambda: host.list(notebook, namespace=shell.user_ns), show)
 
 
 def autocheckpoint_magic(shell, line):
     """`%autocheckpoint [on|off]`: this kernel's automatic checkpoint after each cell."""
     word = line.strip().lower()
     if word in ("on", "off"):
-        set_auto(word == "on")
+        SESSION.auto = word == "on"
     elif word:
         print("elastic_lite: %autocheckpoint takes on or off (nothing: show the setting)")
         return
-    print("automatic checkpoints after each cell: " + ("on" if auto_enabled() else "off")
+    print("automatic checkpoints after each cell: " + ("on" if SESSION.auto else "off")
           + " (in this kernel; the JupyterLite extension's setting turns them off everywhere)")
 
 

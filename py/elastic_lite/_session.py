@@ -785,27 +785,13 @@ class Recorder:
         return data
 
 
-# -- one recorder per namespace --------------------------------------------------------------
-
-_RECORDERS = {}  # id(namespace) -> Recorder (each holds its namespace, so ids stay unique)
-_MAX_RECORDERS = 32  # namespaces other than the session's (tests, hosts' scratch namespaces)
-
+# -- one recorder per namespace (kept by the kernel session) ---------------------------------
 
 def recorder_for(namespace, create=False):
     """The recorder of `namespace` (None if there is none and not `create`). Hosts without
     IPython get one per namespace they run cells in (host.run_cell creates it)."""
-    rec = _RECORDERS.get(id(namespace))
-    if rec is not None and rec._namespace is namespace:
-        return rec
-    if not create:
-        return None
-    if len(_RECORDERS) >= _MAX_RECORDERS:  # forget the oldest one not tied to a shell
-        for key, old in list(_RECORDERS.items()):
-            if old._shell is None:
-                del _RECORDERS[key]
-                break
-    rec = _RECORDERS[id(namespace)] = Recorder(namespace)
-    return rec
+    from ._kernel_session import SESSION
+    return SESSION.recorder(namespace, create=create)
 
 
 def record_session(shell=None):
@@ -814,10 +800,8 @@ def record_session(shell=None):
     elastic_lite` and the JupyterLite extension (when a kernel starts) call this. Elsewhere
     it is the recorder of the user namespace, fed by `elastic_lite.host.run_cell`."""
     shell = shell or ipython_shell()
-    if shell is None:
-        return recorder_for(default_namespace(), create=True)
-    rec = recorder_for(shell.user_ns, create=True)
-    if rec._shell is not shell:
+    rec = recorder_for(default_namespace() if shell is None else shell.user_ns, create=True)
+    if shell is not None and rec._shell is not shell:
         rec.attach(shell)
     return rec
 
@@ -825,11 +809,8 @@ def record_session(shell=None):
 def stop_recording(namespace=None):
     """Stop recording the cells of `namespace` (default: the user namespace) and forget
     their history; later checkpoints carry none (and so recompute nothing)."""
-    ns = default_namespace() if namespace is None else namespace
-    rec = _RECORDERS.pop(id(ns), None)
-    if rec is not None:
-        rec.detach()
-    return rec is not None
+    from ._kernel_session import SESSION
+    return SESSION.stop_recording(namespace)
 
 
 def _differences(before, after):

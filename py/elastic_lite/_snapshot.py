@@ -28,7 +28,7 @@ store already holds. Its stream is then first written into a _Draft (hashed, kep
 core) and only copied into the core when it turns out new.
 
 Afterwards `.snapshot` is the report (a Snapshot whose `.data` is None). `snapshot()` drives
-it into memory; `_store.checkpoint()` drives it into a store record by record.
+it into memory; the kernel session drives it into a store record by record.
 """
 
 import gc
@@ -359,8 +359,8 @@ class SnapshotStream:
     history: the session's cells (JSON-able, or JSON text/bytes), saved as a record of kind
     "history". manifest: extra fields for the manifest (a JSON-able dict; the keys
     version/modules/skipped/types/groups are ours), or a function `manifest(groups, skipped,
-    modules)` returning them once every group is written (the replay plan needs to know what
-    was saved; it may edit `skipped`). buffer_threshold: bytes from which a PickleBuffer goes
+    modules)` returning (them, the list of what stays skipped) once every group is written
+    (the replay plan needs to know what was saved). buffer_threshold: bytes from which a PickleBuffer goes
     out of band. reuse: a _history.Reuse (change detection: groups unchanged since the
     previous checkpoint to the same store come out as ("stored", key, length) parts;
     `_history.prepare()` makes it), or None (every record written)."""
@@ -443,8 +443,11 @@ class SnapshotStream:
                     yield from parts.feed(writer.take())
             if self.progress is not None:
                 self.progress(total, total, [])
-            manifest = (_manifest_fields(self.extra(groups, skipped, cap.modules))
-                        if callable(self.extra) else dict(self.extra))
+            if callable(self.extra):  # the caller's fields, and what stays skipped
+                fields, skipped = self.extra(groups, tuple(skipped), cap.modules)
+                manifest = _manifest_fields(fields)
+            else:
+                manifest = dict(self.extra)
             manifest.update({
                 "version": MANIFEST_VERSION,
                 "modules": cap.modules,

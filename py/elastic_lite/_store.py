@@ -1,4 +1,4 @@
-"""Checkpoints by name, over a store (docs/INTERFACES.md, "Stores").
+"""The stores, below the kernel session: they only store (docs/INTERFACES.md, "Stores").
 
 A store keeps each record of a checkpoint once, under its key (a SHA-256 of its bytes), with
 a count of the checkpoints using it, and per checkpoint an entry {head, records: [{key,
@@ -6,13 +6,13 @@ length}], tail, meta} whose parts, concatenated, are the checkpoint file exactly
 async put(name, bytes, meta) / get(name) / list(notebook) / delete(name) (whole files), and
 put_records(records) / has_records(keys) / commit(name, entry) / get_entry(name) /
 read_records(keys) / lock(name) (records one by one, so unchanged ones are not sent again).
-The default store is resolved once, on first use:
-1. whatever `set_store()` was given (the JS glue passes its JS store; a JsProxy is wrapped
-   so Python sees bytes and dicts);
-2. in a browser page or worker that has `indexedDB`: the IndexedDB store, whose ES module
-   ships inside this wheel (`elastic_lite/js/indexeddb.mjs`) and is imported from a Blob URL
-   (it has no imports of its own, so that works);
-3. else an in-memory store (host CPython, Pyodide under Node without a store).
+Which store a kernel uses is the kernel session's state (_kernel_session): whatever
+`set_store()` was given (the JS glue passes its JS store; a JsProxy is wrapped by `as_store` so
+Python sees bytes and dicts), else `default_store()`: in a browser page or worker that has
+`indexedDB`, the IndexedDB store, whose ES module ships inside this wheel
+(`elastic_lite/js/indexeddb.mjs`, imported from a Blob URL: it has no imports of its own);
+else an in-memory store (host CPython, Pyodide under Node without a store).
+Every read of a checkpoint's records goes through `read_verified` (bytes against content keys).
 """
 
 import asyncio
@@ -22,13 +22,9 @@ import sys
 import time
 import zlib
 
-from . import _checkpoint_replay, _history, _jsbytes, _signing
-from ._capture import default_namespace
-from ._report import checkpoint_meta
-from ._restore import JSON_DEPTH, json_depth, load_snapshot
-from ._snapshot import SnapshotStream, snapshot
+from . import _jsbytes, _signing
+from ._restore import JSON_DEPTH, json_depth
 
-DEFAULT_NAME = "checkpoint"
 KEY_LEAF_SIZE = 4 * 1024 * 1024
 BATCH_BYTES = 8 * 1024 * 1024      # records handed to a store per put_records call
 LIVE_FROM = 1024 * 1024             # pieces of bytes from this size go to a JS store as live views
@@ -215,7 +211,7 @@ class MemoryStore:
 
     async def lock(self, name, timeout=None):
         """Hold the writer lock of checkpoint `name` until `await held.release()`."""
-        _check_name(name)
+        check_name(name)
         lock = self._locks.setdefault(name, asyncio.Lock())
         if not lock.locked():
             await lock.acquire()  # uncontended: returns without suspending
@@ -264,7 +260,7 @@ class MemoryStore:
     async def commit(self, name, entry, retention=..., sign=True):
         """Make `entry` the checkpoint `name`, signed as this store's own unless `sign` is
         False (see _signing.py)."""
-        _check_name(name)
+        check_name(name)
         head, records, tail, size = _check_entry(entry)
         meta = _plain_meta(entry.get("meta"), size)
         keys = list(dict.fromkeys(r["key"] for r in records))
@@ -310,7 +306,7 @@ class MemoryStore:
     async def put(self, name, data, meta=None, sign=False):
         """Save a whole checkpoint file; unsigned unless `sign` (an import is foreign until
         a person confirmed it)."""
-        _check_name(name)
+        check_name(name)
         head, records, tail = split_container(data)
         held = await self.lock(name)
         try:
@@ -324,7 +320,7 @@ class MemoryStore:
     async def sign(self, name):
         """Sign the entry of `name` as this store's own (a foreign checkpoint a person
         confirmed); False when there is none."""
-        _check_name(name)
+        check_name(name)
         e = self._entries.get(name)
         if e is None:
             return False
@@ -336,7 +332,7 @@ class MemoryStore:
         return _signing.state(name, e["head"], e["records"], e["tail"], e["meta"], e.get("sig"))
 
     async def get(self, name):
-        _check_name(name)
+        check_name(name)
         e = self._entries.get(name)
         if e is None:
             return None
@@ -344,7 +340,7 @@ class MemoryStore:
         return {"bytes": data, "meta": dict(e["meta"]), "signature": self._signature(name, e)}
 
     async def get_entry(self, name):
-        _check_name(name)
+        check_name(name)
         e = self._entries.get(name)
         if e is None:
             return None
@@ -366,7 +362,7 @@ class MemoryStore:
         return [e for *_, e in sorted(out, key=lambda t: (t[0], t[1]))]
 
     async def delete(self, name):
-        _check_name(name)
+        check_name(name)
         return self._drop(name)
 
     async def set_retention(self, notebook, policy):
@@ -400,7 +396,7 @@ class MemoryStore:
         pass
 
 
-def _check_name(name):
+def check_name(name):
     if not isinstance(name, str) or not name or len(name) > 200 or any(
             ord(c) < 32 or ord(c) == 127 for c in name):
         raise StoreError(f"invalid checkpoint name {name!r}: use a non-empty string of at most "
@@ -677,9 +673,6 @@ class _JsHeldLock:
             await result
 
 
-_store = None
-
-
 def _is_jsproxy(obj):
     try:
         from pyodide.ffi import JsProxy
@@ -688,20 +681,15 @@ def _is_jsproxy(obj):
     return isinstance(obj, JsProxy)
 
 
-def set_store(store):
-    """Use `store` for checkpoint()/restore()/...: a JS store (JsProxy), a Python object with
-    the same async methods, or None to go back to the default."""
-    global _store
-    if store is None:
-        _store = None
-    elif _is_jsproxy(store):
-        _store = JsStore(store)
-    else:
+def as_store(store):
+    """What `set_store()` was given, as a store: a JS store (JsProxy) wrapped, a Python
+    object with the same async methods as it is, None as None (the default)."""
+    if store is None or not _is_jsproxy(store):
         for method in ("put", "get", "list", "delete"):
-            if not callable(getattr(store, method, None)):
+            if store is not None and not callable(getattr(store, method, None)):
                 raise TypeError(f"a store needs an async {method}() method; got {store!r}")
-        _store = store
-    return _store
+        return store
+    return JsStore(store)
 
 
 async def _indexeddb_store():
@@ -724,37 +712,12 @@ def _has_indexeddb():
         return False
 
 
-async def get_store():
-    """The store in use (resolving the default on first call)."""
-    global _store
-    if _store is None:
-        if _has_indexeddb():
-            _store = JsStore(await _indexeddb_store())
-        else:
-            _store = MemoryStore()
-    return _store
-
-
-_notebook = None
-
-
-def set_notebook(path):
-    """Tie later checkpoints to the notebook at `path` (None: to no notebook).
-
-    `checkpoint()` without `notebook=` and the magics (%checkpoint, %restore, %checkpoints) use
-    it; `meta.notebook` is what the JupyterLite sidebar and its restore offer select by. The
-    JupyterLite extension calls it whenever a notebook's kernel starts."""
-    global _notebook
-    if path is not None and (not isinstance(path, str) or not path):
-        raise TypeError(f"set_notebook() takes a notebook path (a non-empty str) or None; "
-                        f"got {path!r}")
-    _notebook = path
-    return path
-
-
-def get_notebook():
-    """The notebook path set by set_notebook(), or None."""
-    return _notebook
+async def default_store():
+    """The store used when none was set: IndexedDB in a browser page or worker, else one in
+    memory."""
+    if _has_indexeddb():
+        return JsStore(await _indexeddb_store())
+    return MemoryStore()
 
 
 def has_record_api(store):
@@ -765,24 +728,13 @@ def has_record_api(store):
     return all(callable(getattr(store, m, None)) for m in ("put_records", "commit", "lock"))
 
 
-def container_parts(data):
-    """The parts of a whole checkpoint file as write_parts() takes them."""
-    head, records, tail = split_container(data)
-    yield "head", head
-    for record in records:
-        yield "record", record
-    yield "tail", tail
-
-
-async def write_parts(store, name, parts, meta):
-    """Saves checkpoint `name` from `parts`, in file order: ("head", bytes), then per record
-    ("record", bytes or [bytes, ...]) for its bytes, or ("stored", key, length) for a record
-    the store already holds (unchanged since an earlier checkpoint: nothing is sent), then
-    ("tail", bytes). New records go to the store in batches of about BATCH_BYTES as they come;
-    the checkpoint exists once commit() has counted them all. `meta` is the entry's metadata,
-    or a function that makes it once every part has come (a streamed snapshot's report is
-    complete only then). The caller holds store.lock(name). On failure the records sent are
-    given back (discard_records) when the store can."""
+async def send_records(store, parts):
+    """Sends the records of a checkpoint file given as `parts`, in file order: ("head",
+    bytes), then per record ("record", bytes or [bytes, ...]) for its bytes, or ("stored",
+    key, length) for a record the store already holds (unchanged since an earlier checkpoint:
+    nothing is sent), then ("tail", bytes). New records go to the store in batches of about
+    BATCH_BYTES as they come. Returns (head, [{key, length}], tail, keys sent): the entry to
+    commit. On failure the records sent are given back when the store can."""
     head = tail = b""
     entries, batch, batch_at, batch_bytes, sent = [], [], [], 0, []
 
@@ -816,165 +768,101 @@ async def write_parts(store, name, parts, meta):
             else:
                 raise ValueError(f"unknown checkpoint part {kind!r}")
         await flush()
-        await store.commit(name, {"head": head, "records": entries, "tail": tail,
-                                  "meta": meta() if callable(meta) else meta})
     except BaseException:
-        if sent and callable(getattr(store, "discard_records", None)):
-            try:
-                await store.discard_records(sent)
-            except Exception:
-                pass  # the sweep frees them later
+        await give_back(store, sent)
         raise
+    return head, entries, tail, sent
 
 
-def _cell_meta(cell):
-    """The cell that led to a checkpoint, as stored in meta.cell."""
-    if not isinstance(cell, dict):
-        raise TypeError(f"cell= takes a dict like {{'executionCount': 7, 'firstLine': 'df = load()', "
-                        f"'timeMs': 1700000000000}}; got {cell!r}")
-    out = {}
-    if cell.get("executionCount") is not None:
-        out["executionCount"] = int(cell["executionCount"])
-    if cell.get("firstLine") is not None:
-        out["firstLine"] = str(cell["firstLine"]).split("\n", 1)[0][:200]
-    out["timeMs"] = int(cell["timeMs"]) if cell.get("timeMs") is not None else int(time.time() * 1000)
-    return out
+async def give_back(store, keys):
+    """Hand records sent for a checkpoint that was not committed back to the store (best
+    effort: its sweep frees them later otherwise)."""
+    if keys and callable(getattr(store, "discard_records", None)):
+        try:
+            await store.discard_records(keys)
+        except Exception:
+            pass
 
 
-async def checkpoint(name=None, namespace=None, names=None, notebook=None, progress=None, cell=None,
-                     history=None, manifest=None, incremental=True, extra_meta=None, replay=True,
-                     recompute_large=False):
-    """Snapshot the namespace into the store under `name`; returns the Snapshot (its `.size`;
-    `.data` is None: the file went to the store part by part, never whole in memory, when the
-    store takes records). `notebook` (default: the one given to set_notebook()) goes into the
-    entry's metadata, and `cell` ({executionCount, firstLine, timeMs}: the cell that led to this
-    state) as meta.cell; `history` and `manifest` as for SnapshotStream. With `incremental`
-    (the default), a group unchanged since this kernel's previous checkpoint into this store is
-    not sent again (and, where it can be proven without pickling, not pickled again): the entry
-    names the record the store holds (see _history.py); `.reuse` of the result says how much.
-    `extra_meta`: fields added to the entry's metadata. Unless it says `auto` (a checkpoint
-    taken automatically after a cell), the entry gets `keep: True`: retention never removes a
-    checkpoint a person asked for.
-
-    With a recorded session (and no `history`/`manifest` of the caller's), the session's
-    history goes along and what cannot (or should not) be pickled is planned for replay on
-    restore (_checkpoint_replay; `replay=False`: planned for nothing; `recompute_large`: the
-    cost model too); `.replay` of the result is that plan's report, or None.
-
-    The writer lock of `name` is held from before the snapshot until the checkpoint is
-    committed, so two kernels saving one name save one after the other (the second waits, or
-    fails plainly after the store's lock timeout), never interleaved."""
-    name = name or DEFAULT_NAME
-    _check_name(name)
-    if notebook is None:
-        notebook = _notebook
-    cell_meta = _cell_meta(cell) if cell is not None else None
-    plan = None
-    if history is None and manifest is None:
-        ns = default_namespace() if namespace is None else namespace
-        plan = _checkpoint_replay.prepare(ns, names, enabled=bool(replay), cost=recompute_large)
-        if plan is not None:
-            history, manifest = plan.history, plan.manifest
-            names = names if plan.names is None else plan.names
-
-    def meta_of(snap):
-        meta = checkpoint_meta(snap.names, snap.skipped, snap.size, notebook=notebook)
-        if cell_meta is not None:
-            meta["cell"] = cell_meta
-        meta.update(extra_meta or {})
-        if not meta.get("auto"):
-            meta["keep"] = True
-        return meta
-
-    store = await get_store()
-    if not has_record_api(store):  # a store with put/get/list/delete only
-        snap = snapshot(namespace=namespace, names=names, progress=progress, history=history,
-                        manifest=manifest)
-        await store.put(name, snap.data, meta_of(snap))
-        snap.replay = None if plan is None else plan.report()
-        return snap
-    held = await store.lock(name)
-    try:
-        # Inside the lock: the records it finds are pinned (has_records) right before use.
-        reuse = await _history.prepare(store, namespace, incremental=incremental)
-        stream = SnapshotStream(namespace, names, progress, history, manifest, reuse=reuse)
-        await write_parts(store, name, stream, lambda: meta_of(stream.snapshot))
-        if reuse is not None:
-            await reuse.committed(store, name, stream.record_count)
-    finally:
-        await held.release()
-    stream.snapshot.replay = None if plan is None else plan.report()
-    return stream.snapshot
+def _reads_records(store):
+    if isinstance(store, JsStore):
+        return all(hasattr(store.proxy, m) for m in ("getEntry", "readRecords"))
+    return all(callable(getattr(store, m, None)) for m in ("get_entry", "read_records"))
 
 
-async def restore(name=None, namespace=None, trust=False, replay=True, data_only=False):
-    """Load checkpoint `name` (default: the newest that is not one of this kernel's own
-    automatic points, nor empty) into the namespace; returns the report.
-
-    A checkpoint the store did not sign as its own (an import, another browser's) is foreign:
-    nothing of it is loaded unless `trust=True` (after looking at what it would import:
-    `report.trust["imports"]`, or `elastic_lite.host.inspect`) or `data_only=True` (plain
-    data types only). Records that would import a deny-listed callable (os.system, eval, ...)
-    are refused and reported unless `trust=True`. Then what the checkpoint planned for replay
-    is recomputed by re-running its recorded cells (`report.replay`; `replay=False`: not; a
-    foreign checkpoint only with `trust`; never with `data_only`)."""
-    store = await get_store()
-    if name is None:
-        entries = await store.list()
-        if not entries:
-            raise StoreError("there is no checkpoint to restore yet; take one with "
-                             "`await elastic_lite.checkpoint(name)` or %checkpoint")
-        # not one of this kernel's own automatic points (see _history.restore_choice)
-        name = _history.restore_choice(entries, namespace)["name"]
-    entry = await store.get(name)
+async def read_verified(store, name, zero=True):
+    """Checkpoint `name` read record by record, each record's bytes checked against its
+    content key (record_key) before anything can unpickle or replay them — the manifest and
+    the recorded cells included: {"bytes" (the file, a bytearray), "meta", "signature",
+    "mismatched": [{"index", "key", "start", "length", "names"}]}, or None when there is no
+    such checkpoint. A record whose bytes do not match its key is left as zeros in "bytes"
+    (nothing of it loads; `zero=False`: as read, for an inspection) and listed in "mismatched" with the names its header gives and, when
+    the core finds those bytes damaged, its record report ("core"). Records are read in batches of about BATCH_BYTES. A store that
+    cannot hand out records (put/get/list/delete only) gives the whole file, unchecked."""
+    check_name(name)
+    if not _reads_records(store):
+        got = await store.get(name)
+        return None if got is None else {"bytes": got["bytes"], "meta": got.get("meta") or {},
+                                         "signature": got.get("signature"), "mismatched": []}
+    entry = await store.get_entry(name)
     if entry is None:
-        names = [e["name"] for e in await store.list()]
-        raise StoreError(f"no checkpoint named {name!r}; the store holds "
-                         f"{', '.join(map(repr, names)) or 'none'}")
-    ns = default_namespace() if namespace is None else namespace
-    foreign = _signing.foreign_reason(entry.get("signature"), entry.get("meta"))
-    report = load_snapshot(entry["bytes"], namespace=ns, trust=trust, data_only=data_only,
-                           foreign=foreign or False)
-    report.name = name
-    await check_damage(store, name, report)
-    permitted, why_not = _checkpoint_replay.replay_permission(trust, foreign, entry.get("meta"),
-                                                              data_only)
-    report.replay, _, warnings = await _checkpoint_replay.replay_after_restore(
-        report.manifest, report.history, ns, permitted=permitted, why_not=why_not,
-        enabled=bool(replay))
-    report.warnings.extend(warnings)
-    return report
+        return None
+    head, tail, records = memoryview(entry["head"]), memoryview(entry["tail"]), entry["records"]
+    out = bytearray(head.nbytes + sum(r["length"] for r in records) + tail.nbytes)
+    out[:head.nbytes] = head
+    starts, at = [], head.nbytes
+    for r in records:
+        starts.append(at)
+        at += r["length"]
+    out[at:] = tail
+    mismatched, batch, size = [], [], 0
+    for i, r in enumerate(records):
+        batch.append(i)
+        size += r["length"]
+        if size >= BATCH_BYTES or i == len(records) - 1:
+            got = await store.read_records([records[b]["key"] for b in batch])
+            for b, data in zip(batch, got):
+                view = memoryview(data).cast("B")
+                start, rec = starts[b], records[b]
+                out[start:start + min(view.nbytes, rec["length"])] = view[:rec["length"]]
+                if view.nbytes != rec["length"] or record_key(view) != rec["key"]:
+                    mismatched.append({"index": b, "key": rec["key"], "start": start,
+                                       "length": rec["length"], "got": view.nbytes})
+            batch, size = [], 0
+    if any(m["got"] != m["length"] for m in mismatched):
+        await store.get(name)  # a record of another length: the store's own error, if it has one
+    if mismatched:
+        _name_and_zero(out, mismatched, zero)
+    return {"bytes": out, "meta": entry.get("meta") or {}, "signature": entry.get("signature"),
+            "mismatched": mismatched}
 
 
-_DAMAGE_CODES = ("checksum", "truncated", "structure")
-
-
-async def check_damage(store, name, report):
-    """After a restore that found damaged records: have the store check the checkpoint's
-    records against their keys. A record changed inside the store is shared by every checkpoint
-    naming it; once marked, the next checkpoint that holds the same values writes it again,
-    which repairs them all. Returns the damaged keys (best effort: [] when the store cannot
-    tell)."""
-    if not any(f.get("code") in _DAMAGE_CODES for f in report.failed):
-        return []
-    verify = getattr(store, "verify_records", None)
-    if verify is None or (isinstance(store, JsStore) and not hasattr(store.proxy, "verifyRecords")):
-        return []
+def _name_and_zero(out, mismatched, zero):
+    """Each mismatched record as the core sees its bytes (its names, a label only; its
+    damage, when the core finds some: `core`), then zeroed: nothing of it can be unpickled."""
+    from . import _core
     try:
-        entry = await store.get_entry(name)
-        result = await verify([r["key"] for r in (entry or {}).get("records") or []])
+        info = _core.inspect(out, validate=True)
+        by_index = {r.get("index"): r for r in info.get("records") or []}
     except Exception:
-        return []
-    return list(result.get("damaged") or [])
+        by_index = {}
+    for m in mismatched:
+        rec = by_index.get(m["index"]) or {}
+        m["names"] = [str(n) for n in rec.get("names") or []]
+        m["core"] = None if rec.get("ok", True) else rec
+        if zero:
+            out[m["start"]:m["start"] + m["length"]] = bytes(m["length"])
 
 
-async def list_checkpoints(notebook=None):
-    """[{"name", "meta"}], newest first."""
-    store = await get_store()
-    return await store.list(notebook=notebook)
-
-
-async def delete_checkpoint(name):
-    """True if a checkpoint of that name existed."""
-    store = await get_store()
-    return await store.delete(name)
+async def mark_damaged(store, keys):
+    """Have the store check records found not matching their keys: once marked, has_records
+    says False and the next checkpoint holding the same values writes them again, which
+    repairs every checkpoint sharing them (best effort: a store that cannot tell is left)."""
+    verify = getattr(store, "verify_records", None)
+    if not keys or verify is None or (isinstance(store, JsStore)
+                                      and not hasattr(store.proxy, "verifyRecords")):
+        return
+    try:
+        await verify(list(keys))
+    except Exception:
+        pass

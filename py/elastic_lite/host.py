@@ -2,7 +2,9 @@
 
 The CLI (`elastic-lite`), the demo page's worker, the JupyterLite extension and the IPython
 magics do not orchestrate anything themselves: they call these coroutines and render the
-report. Each returns ONE JSON-able dict (docs/INTERFACES.md, "Report schema"):
+report; checkpoint, restore, list, delete, export and inspect are the kernel session's
+(_kernel_session), as are the public `elastic_lite.checkpoint()`... (the same words, the same
+report). Each returns ONE JSON-able dict (docs/INTERFACES.md, "Report schema"):
 
     {"op": "checkpoint" | "restore" | "list" | "delete" | "import" | "export" | "inspect"
            | "run_cell",
@@ -14,14 +16,11 @@ damaged / refused / needs / failed, decided from structure (the core's record st
 code, the deny-list, an exception's type), never from message text. Hosts never re-validate:
 restore reports the inspection load_snapshot validated with.
 
-Policies that live here and nowhere else:
+Policies that live here (the others: in the kernel session):
 - import validates before it stores: a file that is not whole (any damaged record, or no
   checkpoint at all) is refused and nothing is stored; a whole file whose records would call
   code-running globals is stored, and the report lists those records as `refused` problems;
   an imported checkpoint stays foreign: restore loads nothing of it until trusted;
-- provenance: bytes given to restore, and store entries that were imported, are foreign
-  (`_foreign_reason`); inspect and restore report `trust`: provenance and every import
-  resolved and judged (_trust), what a person must see before confirming;
 - the metadata of a store entry comes from `_report.checkpoint_meta`;
 - `run_cell` is how hosts without IPython run a notebook cell (top-level await, the final
   expression's repr, a traceback from the cell's own frame, %time-style magics), and
@@ -39,21 +38,16 @@ import sys
 import time
 import traceback
 
-from . import _checkpoint_replay, _history, _jsbytes, _session, _signing, _store, _trust
+from . import _jsbytes, _session, _store
 from ._capture import default_namespace
-from ._report import checkpoint_meta, describe_error, inspection_problems, problem, type_name
-from ._restore import CheckpointError, inspect as _inspect, load_snapshot, read_manifest
-from ._snapshot import MANIFEST
+from ._kernel_session import (SESSION, EMPTY, bad_name, fail, inspection, is_manifest, new_report,
+                              store_failure)
+from ._report import checkpoint_meta, describe_error, inspection_problems, problem
 
 # run_cell observers: objects with optional `before(source, raw=None)` and `after(ok,
 # error=None)` methods, called around every cell run_cell executes (after the session
 # recorder of the namespace, which run_cell feeds itself).
 observers = []
-
-_EMPTY = "empty (0 bytes): not an Elastic Lite checkpoint"
-
-# Store error codes (a JS error's `code` or `name`) that mean "no space left".
-_QUOTA_CODES = ("quota", "QuotaExceededError", "ENOSPC", "EDQUOT")
 
 
 def _now():
@@ -64,359 +58,19 @@ def _ms(t0):
     return (time.perf_counter() - t0) * 1000.0
 
 
-def _new(op, **fields):
-    report = {"op": op, "ok": True, "problems": [], "warnings": [], "timings": {}}
-    report.update(fields)
-    return report
-
-
-def _fail(report, kind, message, **detail):
-    report["ok"] = False
-    report["problems"].append(problem(kind, message, **detail))
-    return report
-
-
-def _store_failure(report, exc, names=()):
-    code = getattr(exc, "code", None)
-    return _fail(report, "failed", str(exc), names=names,
-                 code="quota" if code in _QUOTA_CODES else "store")
-
-
 _as_bytes = _jsbytes.as_buffer  # a JS Uint8Array (JsProxy) is copied in once
-
-
-def _emit(progress, **event):
-    if progress is not None:
-        progress(event)
-
-
-def _bad_name(report, name):
-    """A problem for a name no store accepts (checked before any work), else None."""
-    try:
-        _store._check_name(name)
-    except _store.StoreError as exc:
-        return _fail(report, "failed", str(exc), code="invalid-name")
-    return None
-
-
-async def _store_or_fail(report):
-    try:
-        return await _store.get_store()
-    except Exception as exc:
-        _store_failure(report, exc)
-        return None
-
-
-def _of(notebook):
-    return f" of {notebook}" if notebook is not None else ""
-
-
-def _is_manifest(rec):
-    return rec.get("kind") == "manifest" or rec.get("names") == [MANIFEST]
 
 
 def _data_records(info):
     """The records holding variables (not the manifest, not a session history)."""
     return [r for r in info.get("records") or []
-            if r.get("kind") in ("data", None) and not _is_manifest(r)]
+            if r.get("kind") in ("data", None) and not is_manifest(r)]
 
 
-# --- checkpoint ---------------------------------------------------------------------------
+# --- the operations of the kernel session (_kernel_session.KernelSession) ---------------------
 
-async def checkpoint(name=None, *, namespace=None, names=None, notebook=None, progress=None,
-                     replay=True, recompute_large=False, cell=None, auto=False):
-    """Snapshot the namespace into the store as `name`. progress(event): {"phase":
-    "serialize", "done", "total", "names"} before each group, then {"phase": "store"}.
-    With a recorded session, the history goes along and what cannot (or should not) be
-    pickled is planned for replay on restore (`replay=False`: planned for nothing);
-    `recompute_large` (True, or the cost model's options) also leaves out variables that are
-    large to store and cheap to recompute by deterministic cells (report: replay.choices).
-
-    cell: the cell that led to this state ({executionCount, firstLine, timeMs}), kept as
-    `meta.cell` (the history timeline shows it). auto: an automatic checkpoint after a cell
-    (the JupyterLite extension's): named `<notebook> [<count>] <time>` when no name is given,
-    and nothing is done while this kernel has them turned off (`%autocheckpoint off`): the
-    report then says `off`. Groups unchanged since this kernel's previous checkpoint to the
-    store are not written again (`reuse` in the report)."""
-    t0 = _now()
-    notebook = _store.get_notebook() if notebook is None else notebook
-    if auto and name is None:
-        cell_ = cell or {}
-        name = _history.point_name(notebook, cell_.get("executionCount"), cell_.get("timeMs"))
-    name = name or _store.DEFAULT_NAME
-    report = _new("checkpoint", name=name, notebook=notebook, size=0, variables=[], skipped=[],
-                  modules=[], walk=None, replay=None, reuse=None, off=False)
-    if _bad_name(report, name):
-        return report
-    if auto and not _history.auto_enabled():
-        report["off"] = True
-        report["warnings"].append("automatic checkpoints are off in this kernel "
-                                  "(%autocheckpoint on turns them on again)")
-        return report
-
-    def on_group(done, total, group):
-        _emit(progress, phase="serialize", done=done, total=total, names=[*group])
-        if done == total:
-            _emit(progress, phase="store")
-
-    try:
-        snap = await _store.checkpoint(
-            name, namespace=namespace, names=names, notebook=notebook, progress=on_group,
-            cell=cell, extra_meta={"auto": True} if auto else None, replay=replay,
-            recompute_large=recompute_large)
-    except _store.StoreError as exc:
-        return _store_failure(report, exc)
-    report["replay"] = snap.replay
-    if auto:  # one of this kernel's own points: never what a restore without a name picks
-        _history.took_point(name, namespace)
-    total = _ms(t0)
-    d = snap.to_dict()
-    report.update(size=snap.size, skipped=d["skipped"], modules=d["modules"],
-                  walk=d["walk"], variables=snap.variable_rows(),
-                  reuse=getattr(snap, "reuse", None))
-    report["timings"] = {"serialize_ms": snap.ms, "store_ms": max(0.0, total - snap.ms),
-                         "total_ms": total}
-    return report
-
-
-# --- restore ------------------------------------------------------------------------------
-
-async def restore(name=None, *, data=None, namespace=None, trust=False, notebook=None,
-                  progress=None, replay=True, data_only=False, at=None, adopt=False):
-    """Restore checkpoint `name` from the store (default: of `notebook` when given, the
-    newest that is not one of this kernel's own automatic points, nor empty: a checkpoint a
-    person saved, or the last state of the previous kernel — never the point a fresh kernel
-    took after its first cell; with `at`, the newest of `notebook` taken after the cell
-    executed as `In [at]`),
-    or the container bytes `data`, into the namespace (default: the user's).
-    A foreign checkpoint (bytes given, or a store entry this store did not sign: an import,
-    another browser's) restores nothing unless `trust` (the person saw
-    report["trust"]["imports"] and confirmed) or `data_only` (plain data types only);
-    `adopt` with `trust` then signs that store entry as this store's own (report "adopted").
-    Records that are damaged, refused (deny-listed or unknown globals, unless `trust`) or
-    that need one of those are problems; the others restore. Then what the checkpoint
-    planned for replay is recomputed by re-running its cells (`replay=False`: not; a
-    checkpoint from elsewhere only with `trust`; never with `data_only`, which runs no
-    code). `ok` is true when everything came back."""
-    t0 = _now()
-    ns = default_namespace() if namespace is None else namespace
-    report = _new("restore", name=name, source="data" if data is not None else "store",
-                  size=0, restored=[], recomputed=[], modules=[], skipped=[], inspection=None,
-                  replay=None, trust=None, adopted=False)
-    meta = {}
-    foreign = _foreign_reason("data") if data is not None else None
-    if data is None:
-        _emit(progress, phase="read")
-        if at is not None:
-            name = report["name"] = await _point(report, notebook, at)
-            if name is None:
-                return report
-        data, meta, signature = await _read_entry(report, name, notebook, ns)
-        if data is None:
-            return report
-        foreign = _foreign_reason("store", meta, signature)
-    data = _as_bytes(data)
-    report["size"] = len(data)
-    report["timings"]["read_ms"] = _ms(t0)
-    _emit(progress, phase="load")
-    t1 = _now()
-    try:
-        rep = load_snapshot(data, namespace=ns, trust=trust, data_only=data_only,
-                            foreign=foreign or False)
-    except CheckpointError as exc:
-        info = exc.inspection or {}
-        err = info.get("error") or {}
-        report["inspection"] = exc.inspection
-        report["timings"].update(load_ms=_ms(t1), total_ms=_ms(t0))
-        return _fail(report, "damaged", str(exc), names=meta.get("names") or (),
-                     code=err.get("code"), offset=err.get("offset"))
-    report["timings"].update(load_ms=_ms(t1), total_ms=_ms(t0))
-    info = rep.inspection or {}
-    where = {n: (r, i == 0) for r in info.get("records") or [] for i, n in enumerate(r["names"])}
-    report["restored"] = [
-        {"name": n, "type": type_name(ns.get(n)), "serializer": where[n][0].get("serializer"),
-         "record": where[n][0].get("index"),
-         "bytes": where[n][0].get("length") if where[n][1] else None}
-        if n in where else {"name": n, "type": type_name(ns.get(n))}
-        for n in rep.restored]
-    report["problems"] = rep.problems()
-    if report["source"] == "store":  # damage inside the store: marked, repaired by the next checkpoint
-        await _store.check_damage(await _store.get_store(), report["name"], rep)
-    report.update(ok=rep.ok, modules=rep.modules, skipped=rep.skipped, inspection=info,
-                  warnings=[*rep.warnings], trust=rep.trust)
-    if foreign and trust and adopt and report["source"] == "store":
-        await _adopt(report)
-    permitted, why_not = _checkpoint_replay.replay_permission(trust, foreign, meta, data_only)
-    outcome, section, warnings = await _checkpoint_replay.replay_after_restore(
-        rep.manifest, rep.history, ns, permitted=permitted, why_not=why_not,
-        enabled=bool(replay))
-    report["warnings"].extend(warnings)
-    _checkpoint_replay.restore_fields(report, outcome, section, ns)
-    report["timings"]["total_ms"] = _ms(t0)
-    return report
-
-
-def _foreign_reason(source, meta=None, signature=None):
-    """Why a checkpoint is foreign (restore loads nothing of it unconfirmed), or None when it
-    is this store's own: bytes handed over (a file) always are; a store entry is when it does
-    not carry the store's signature (_signing.foreign_reason)."""
-    if source == "data":
-        return "it was read from a file, not from this store"
-    return _signing.foreign_reason(signature, meta)
-
-
-async def _adopt(report):
-    """Sign the restored store entry as this store's own (the person confirmed it)."""
-    store = await _store_or_fail(report)
-    if store is None or not callable(getattr(store, "sign", None)):
-        report["warnings"].append("this checkpoint store cannot sign checkpoints: it stays foreign")
-        return
-    try:
-        report["adopted"] = bool(await store.sign(report["name"]))
-    except _store.StoreError as exc:
-        report["warnings"].append(f"could not sign the checkpoint as this store's own: {exc}")
-
-
-async def _point(report, notebook, at):
-    """The name of the newest checkpoint (of `notebook`) taken after cell `In [at]`, or None
-    with a `not-found` problem."""
-    store = await _store_or_fail(report)
-    if store is None:
-        return None
-    try:
-        entry = _history.find_point(await store.list(notebook=notebook), at)
-    except _store.StoreError as exc:
-        _store_failure(report, exc)
-        return None
-    if entry is None:
-        _fail(report, "failed", f"no checkpoint{_of(notebook)} was taken after cell [{at}]",
-              code="not-found")
-        return None
-    return entry["name"]
-
-
-async def _read_entry(report, name, notebook, namespace=None):
-    """(bytes, meta, signature) of the named checkpoint — without a name, of the one
-    `_history.restore_choice` picks for `namespace` (the newest that is not one of this
-    kernel's own automatic points, nor empty) — or (None, {}, None) with a problem.
-    signature: what the store says of it, None when it cannot tell."""
-    store = await _store_or_fail(report)
-    if store is None:
-        return None, {}, None
-    try:
-        if name is None:
-            entries = await store.list(notebook=notebook)
-            if not entries:
-                _fail(report, "failed", f"there is no checkpoint{_of(notebook)} to restore yet; "
-                      "take one first", code="not-found")
-                return None, {}, None
-            name = report["name"] = _history.restore_choice(entries, namespace)["name"]
-        elif _bad_name(report, name):
-            return None, {}, None
-        entry = await store.get(name)
-    except _store.StoreError as exc:
-        _store_failure(report, exc)
-        return None, {}, None
-    if entry is None:
-        _fail(report, "failed", f"no checkpoint named {name!r}", code="not-found")
-        return None, {}, None
-    return entry["bytes"], entry.get("meta") or {}, entry.get("signature")
-
-
-# --- list, delete, export ---------------------------------------------------------------------
-
-# The operation's name shadows the builtin in this module: nothing here calls list().
-async def list(notebook=None):  # noqa: A001
-    """The checkpoints in the store (of `notebook` when given), newest first."""
-    t0 = _now()
-    report = _new("list", notebook=notebook, checkpoints=[])
-    store = await _store_or_fail(report)
-    if store is None:
-        return report
-    try:
-        report["checkpoints"] = await store.list(notebook=notebook)
-    except _store.StoreError as exc:
-        return _store_failure(report, exc)
-    report["timings"]["total_ms"] = _ms(t0)
-    return report
-
-
-async def delete(name):
-    """Delete checkpoint `name`; a name that is not stored is a `not-found` problem."""
-    report = _new("delete", name=name, deleted=False)
-    if _bad_name(report, name):
-        return report
-    store = await _store_or_fail(report)
-    if store is None:
-        return report
-    try:
-        report["deleted"] = bool(await store.delete(name))
-    except _store.StoreError as exc:
-        return _store_failure(report, exc)
-    if not report["deleted"]:
-        _fail(report, "failed", f"no checkpoint named {name!r}", code="not-found")
-    return report
-
-
-async def export(name):
-    """The stored container of `name` as report["data"] (bytes: the one field that is not
-    JSON; `call` leaves it out) with its size and metadata."""
-    report = _new("export", name=name, size=0, meta=None)
-    data, meta, _ = await _read_entry(report, name, None)
-    if data is None:
-        return report
-    report.update(size=len(data), meta=meta, data=bytes(_as_bytes(data)))
-    return report
-
-
-# --- inspect and import -------------------------------------------------------------------
-
-def _inspection(data):
-    """The core's validated report of `data`, its judgement (_trust: every import resolved,
-    manifest module bindings included) and what the hosts show of each record."""
-    info = _inspect(data)
-    judgement = _trust.Judgement(info, read_manifest(data, info))
-    records = []
-    for r in info.get("records") or []:
-        rec = {k: r.get(k) for k in ("index", "kind", "names", "serializer", "offset", "length",
-                                     "ok", "error", "globals")}
-        rec["manifest"] = _is_manifest(r)
-        rec["crc"] = r.get("crc32") or r.get("crc32c")  # format 2 | format 1
-        rec["buffers"] = len(r.get("buffers") or [])
-        rec["imports"] = judgement.records.get(r.get("index"), [])
-        records.append(rec)
-    return info, records, judgement
-
-
-async def inspect(name=None, *, data=None):
-    """What a checkpoint holds, from the C core's validator alone (nothing is unpickled):
-    header fields, every record (names, serializer, offsets, state, the globals it would
-    import) and the problems in file order: damaged records, and records restore would
-    refuse (`calls`). `ok`: the checkpoint is whole."""
-    t0 = _now()
-    report = _new("inspect", name=name, source="data" if data is not None else "store",
-                  size=0, whole=False, header={}, records=[], meta=None)
-    signature = None
-    if data is None:
-        data, meta, signature = await _read_entry(report, name, None)
-        if data is None:
-            return report
-        report["meta"] = meta
-    data = _as_bytes(data)
-    if len(data) == 0:
-        return _fail(report, "damaged", _EMPTY, code="empty")
-    info, records, judgement = _inspection(data)
-    report.update(size=len(data), whole=bool(info.get("ok")), records=records,
-                  header={k: info.get(k) for k in ("format_version", "format_minor", "producer",
-                                                   "python", "created_ms", "size")})
-    foreign = _foreign_reason(report["source"], report["meta"], signature)
-    report["trust"] = {"provenance": "foreign" if foreign else "yours",
-                       "foreign_reason": foreign, "imports": judgement.listing(),
-                       "modules": judgement.bindings}
-    report["problems"] = inspection_problems(info, judgement=judgement)
-    report["ok"] = report["whole"]
-    report["timings"]["total_ms"] = _ms(t0)
-    return report
+checkpoint, restore, inspect = SESSION.checkpoint, SESSION.restore, SESSION.inspect
+list, delete, export = SESSION.list, SESSION.delete, SESSION.export  # noqa: A001
 
 
 async def import_checkpoint(data, name=None, *, notebook=None, replace=False, unique=False,
@@ -434,14 +88,14 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
     """
     t0 = _now()
     name = name or "imported"
-    report = _new("import", name=name, size=0, stored=False, variables=[], meta=None)
+    report = new_report("import", name=name, size=0, stored=False, variables=[], meta=None)
     data = _as_bytes(data)
     report["size"] = len(data)
     if len(data) == 0:
-        return _fail(report, "damaged", _EMPTY, code="empty")
-    if _bad_name(report, name):
+        return fail(report, "damaged", EMPTY, code="empty")
+    if bad_name(report, name):
         return report
-    info, _, judgement = _inspection(data)
+    info, _, judgement = inspection(data)
     report["timings"]["validate_ms"] = _ms(t0)
     found = inspection_problems(info, judgement=judgement)
     damaged = [p for p in found if p["kind"] == "damaged"]
@@ -453,9 +107,10 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
     report["problems"] = found  # refused records only: stored, restore refuses them
     names = [n for r in _data_records(info) for n in r.get("names") or []]
     report["variables"] = names
-    store = await _store_or_fail(report)
-    if store is None:
-        return report
+    try:
+        store = await SESSION.get_store()
+    except Exception as exc:
+        return store_failure(report, exc)
     try:
         taken = {e["name"] for e in await store.list()}
         if name in taken and unique:
@@ -464,7 +119,7 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
                 name, i = f"{base} ({i})", i + 1
             report["name"] = name
         elif name in taken and not replace:
-            return _fail(report, "failed", f"a checkpoint named {name!r} already exists; "
+            return fail(report, "failed", f"a checkpoint named {name!r} already exists; "
                          "choose another name or replace it", code="exists")
         meta = checkpoint_meta(names, [], len(data), notebook=notebook,
                                imported=source or True, keep=True,
@@ -476,7 +131,7 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
         else:
             await store.put(name, data, meta)
     except _store.StoreError as exc:
-        return _store_failure(report, exc)
+        return store_failure(report, exc)
     report["timings"].update(store_ms=_ms(t1), total_ms=_ms(t0))
     report.update(stored=True, meta=meta, signed=bool(trust))
     return report
@@ -600,7 +255,7 @@ async def run_cell(code, label=None, *, namespace=None, count=None):
     t0 = _now()
     label = label or "cell"
     ns = default_namespace() if namespace is None else namespace
-    report = _new("run_cell", label=label, value=None, traceback=None, error=None)
+    report = new_report("run_cell", label=label, value=None, traceback=None, error=None)
     filename = f"<{label}>"
     shell = _ipython_shell(ns)
     if shell is not None:

@@ -20,8 +20,7 @@ _m = types.ModuleType("history_cases")
 exec(compile(${JSON.stringify(CASES)}, "history_cases.py", "exec"), _m.__dict__)
 sys.modules["history_cases"] = _m
 import elastic_lite
-from elastic_lite import _store
-store = await _store.get_store()
+store = await elastic_lite.get_store()
 `);
   return p;
 }

@@ -71,11 +71,8 @@ test('JsStore hands large pieces to a JS store as live views', async (t) => {
     const before = await store.stats();
     hook = async () => { pyodide.runPython('arr[0] ^= 0xFF'); };
     await py(pyodide, `
-try:
-    await el.checkpoint("torn", names=["blob", "arr", "small"], incremental=False)
-    out = "saved"
-except el.StoreError as exc:
-    out = [exc.code, str(exc)]`);
+rep = await el.checkpoint("torn", names=["blob", "arr", "small"], incremental=False)
+out = "saved" if rep.ok else [rep.problems[0]["code"], rep.problems[0]["message"]]`);
     const out = await pyJson(pyodide, 'out');
     hook = null;
     assert.equal(out[0], 'changed', JSON.stringify(out));

@@ -59,10 +59,10 @@ test('stand-in __main__, async API, JS store shared by two interpreters (one ins
   const snap = await pyJson(D, `(await __import__("elastic_lite").checkpoint("nb-1", notebook="demo.ipynb")).to_dict()`);
 
   await t.test('the dill group refers to the notebook class instead of copying it', () => {
-    const mixed = snap.groups.find((g) => g.names.includes('mixed'));
-    assert.equal(mixed.serializer, 'dill');
-    assert.deepEqual(mixed.names, ['mixed']);
-    assert.ok(!snap.groups.some((g) => g.names.includes('In') || g.names.includes('Out')));
+    const record = snap.variables.find((v) => v.name === 'mixed').record;
+    const mixed = snap.variables.filter((v) => v.record === record);
+    assert.deepEqual(mixed.map((v) => [v.name, v.serializer]), [['mixed', 'dill']]);
+    assert.ok(!snap.variables.some((v) => v.name === 'In' || v.name === 'Out'));
   });
 
   await t.test('the store holds it with its metadata', async () => {
@@ -71,7 +71,9 @@ test('stand-in __main__, async API, JS store shared by two interpreters (one ins
     assert.equal(list[0].meta.notebook, 'demo.ipynb');
     assert.deepEqual([...list[0].meta.names].sort(), ['Point', 'f', 'mixed', 'pts', 'scale']);
     const fromPy = await pyJson(D, `await __import__("elastic_lite").list_checkpoints()`);
-    assert.deepEqual(fromPy.map((e) => e.name), ['nb-1']);
+    assert.deepEqual(fromPy.checkpoints.map((e) => e.name), ['nb-1']);
+    assert.equal(fromPy.restore_choice, 'nb-1');
+    assert.equal(fromPy.default_name, 'checkpoint');
   });
 
   await t.test('restore in another interpreter under its own stand-in __main__', async () => {
@@ -85,7 +87,7 @@ test('stand-in __main__, async API, JS store shared by two interpreters (one ins
     }
     await py(E, STAND_IN_MAIN);
     const rep = await pyJson(E, `(await __import__("elastic_lite").restore()).to_dict()`);
-    assert.deepEqual(rep.failed, []);
+    assert.deepEqual(rep.problems, []);
     await py(E, `cell(${JSON.stringify(String.raw`
 assert f.__globals__ is globals()
 assert all(isinstance(p, Point) for p in pts) and isinstance(mixed["p"], Point)
@@ -95,16 +97,11 @@ assert f(2) == 200 and pts[0].scaled() == 100 and mixed["fn"](1) == 101
 assert mixed["lock"].acquire() and not mixed["lock"].acquire(blocking=False)
 assert "In" not in globals()
 `)})`);
-    assert.equal(await py(E, `await __import__("elastic_lite").delete_checkpoint("nb-1")`), true);
-    assert.equal(await py(E, `await __import__("elastic_lite").delete_checkpoint("nb-1")`), false);
+    assert.equal(await py(E, `(await __import__("elastic_lite").delete_checkpoint("nb-1")).deleted`), true);
+    assert.equal(await py(E, `(await __import__("elastic_lite").delete_checkpoint("nb-1")).deleted`), false);
     assert.deepEqual(await store.list(), []);
-    const err = await py(E, String.raw`
-try:
-    await __import__("elastic_lite").restore("nb-1")
-except Exception as e:
-    msg = f"{type(e).__name__}: {e}"
-msg`);
-    assert.match(err, /StoreError: no checkpoint named 'nb-1'/);
+    const err = await pyJson(E, `(await __import__("elastic_lite").restore("nb-1")).problems`);
+    assert.deepEqual(err.map((p) => [p.code, p.message]), [['not-found', "no checkpoint named 'nb-1'"]]);
   });
 });
 
@@ -140,7 +137,7 @@ snap = await el.checkpoint("nb", namespace=ns, notebook="a.ipynb",
     }
     const [entry] = await store.list({ notebook: 'a.ipynb' });
     assert.deepEqual(entry.meta.cell, { executionCount: 4, firstLine: 'blob = bytes(300_000)', timeMs: 1700000000000 });
-    const fromPy = await pyJson(D, `(await el.list_checkpoints("a.ipynb"))[0]["meta"]["cell"]`);
+    const fromPy = await pyJson(D, `(await el.list_checkpoints("a.ipynb")).checkpoints[0]["meta"]["cell"]`);
     assert.deepEqual(fromPy, entry.meta.cell);
     assert.equal(await py(D, `
 fresh = {}
@@ -150,15 +147,12 @@ fresh = {}
   await t.test('a kernel saving a name another writer holds waits, then is told plainly', async () => {
     const held = await store.lock('nb');
     const msg = await py(D, `
-try:
-    await el.checkpoint("nb", namespace=ns)
-    msg = "saved"
-except el.StoreError as e:
-    msg = f"{e.code}: {e}"
+rep = await el.checkpoint("nb", namespace=ns)
+msg = "saved" if rep.ok else f"{rep.problems[0]['code']}: {rep.problems[0]['message']}"
 msg`);
     held.release();
     assert.match(msg, /^busy: the checkpoint store failed to lock 'nb': Checkpoint "nb" is being saved by another tab, window or process right now/);
-    assert.equal(await py(D, `(await el.checkpoint("nb", namespace=ns)) is not None`), true);
+    assert.equal(await py(D, `(await el.checkpoint("nb", namespace=ns)).ok`), true);
   });
 
   await t.test('record calls from Python: get_entry, read_records, put_records, has_records', async () => {
@@ -174,7 +168,7 @@ found = await s.has_records([e["records"][0]["key"], "0" * 64])`);
   });
 });
 
-test('metadata another program nested deep in the store: list and restore raise StoreError saying so, the interpreter goes on', async () => {
+test('metadata another program nested deep in the store: list and restore report a store problem saying so, the interpreter goes on', async () => {
   const store = new MemoryStore();
   const D = await freshPyodide({ store });
   await py(D, 'import elastic_lite as el\nx = 1\nawait el.checkpoint("a")');
@@ -182,19 +176,16 @@ test('metadata another program nested deep in the store: list and restore raise 
   const outcome = async (code) => pyJson(D, `await _outcome(${code})`);
   await py(D, `
 async def _outcome(awaitable):
-    try:
-        await awaitable
-        return "ok"
-    except Exception as err:
-        return f"{type(err).__name__}: {err}"`);
+    rep = await awaitable
+    return "ok" if rep.ok else "; ".join(f"{p['code']}: {p['message']}" for p in rep.problems)`);
   // deeper than JS can stringify (its RangeError crossed into Python as a raw JsException)
   for (const e of store._entries.values()) e.meta.extra = nest(3000);
   const listed = await outcome('el.list_checkpoints()');
-  assert.match(listed, /^StoreError: the store gave back metadata that cannot be read .*changed by other code/, listed);
+  assert.match(listed, /^store: the store gave back metadata that cannot be read .*changed by other code/, listed);
   // deeper than Elastic Lite writes, though JS still stringifies it
   for (const e of store._entries.values()) e.meta.extra = nest(500);
-  assert.match(await outcome('el.list_checkpoints()'), /^StoreError: the store gave back metadata nesting 50\d levels deep/);
-  assert.match(await outcome('el.restore("a")'), /^StoreError: .*nesting 50\d levels deep/);
+  assert.match(await outcome('el.list_checkpoints()'), /^store: the store gave back metadata nesting 50\d levels deep/);
+  assert.match(await outcome('el.restore("a")'), /^store: .*nesting 50\d levels deep/);
   assert.equal(await py(D, '6 * 7'), 42);
   delete [...store._entries.values()][0].meta.extra;
   assert.equal(await outcome('el.restore("a")'), 'ok');

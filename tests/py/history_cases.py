@@ -6,9 +6,7 @@ a third, and restores the third from the store's bytes into a NEW namespace; it 
 was reused/written each time and whether the restored namespace shows the mutation."""
 
 import elastic_lite as el
-from elastic_lite import _history
-from elastic_lite._snapshot import SnapshotStream
-from elastic_lite._store import write_parts
+from elastic_lite._kernel_session import SESSION
 
 # Each case: setup code, the mutation, the name that must be rewritten, a check that the
 # restored namespace sees the mutation (an expression that must be True there).
@@ -80,17 +78,9 @@ MUTATIONS = {
 
 
 async def checkpoint(store, name, ns):
-    """A checkpoint with change detection, driven as _store.checkpoint drives it."""
-    reuse = await _history.prepare(store, ns)
-    held = await store.lock(name)
-    try:
-        stream = SnapshotStream(ns, reuse=reuse)
-        await write_parts(store, name, stream, lambda: {"notebook": None})
-        if reuse is not None:
-            await reuse.committed(store, name, stream.record_count)
-    finally:
-        await held.release()
-    return stream.snapshot
+    """A checkpoint with change detection into `store`: the kernel session's write phases
+    (group, write, send, finish, commit), its Snapshot."""
+    return await SESSION._write(store, name, ns)
 
 
 def reused(snap):
@@ -104,13 +94,13 @@ def written(snap):
 async def run_case(store, case, prefix="case", shadow_budget=None):
     """One case (see the module doc); `shadow_budget`: change detection's copies of big
     buffers (None: the default; 0: none, every buffer compared by its CRC-32)."""
-    old = _history._shadow_budget[0]
+    old = SESSION.shadow_budget
     if shadow_budget is not None:
-        _history.set_shadow_budget(shadow_budget)
+        SESSION.shadow_budget = shadow_budget
     try:
         return await _run_case(store, case, prefix)
     finally:
-        _history.set_shadow_budget(old)
+        SESSION.shadow_budget = old
 
 
 async def _run_case(store, case, prefix):

@@ -9,6 +9,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import elastic_lite as el
 from elastic_lite import _history, host
+from elastic_lite._kernel_session import SESSION
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def store():
     yield s
     el.set_store(None)
     el.set_notebook(None)
-    _history.set_auto(True)
+    SESSION.auto = True
 
 
 def cell(count, first_line, time_ms=1764680000000):
@@ -39,7 +40,7 @@ def test_an_automatic_checkpoint_is_named_by_its_cell_and_keeps_it(store):
 
 def test_automatic_checkpoints_do_nothing_while_turned_off(store):
     ns = {"__name__": "__main__", "x": 1}
-    _history.set_auto(False)
+    SESSION.auto = False
     report = asyncio.run(host.checkpoint(namespace=ns, notebook="a.ipynb", auto=True,
                                          cell=cell(1, "x = 1")))
     assert report["ok"] and report["off"] and "%autocheckpoint on" in report["warnings"][0]
@@ -92,7 +93,7 @@ def test_magics_list_the_timeline_restore_a_point_and_turn_automatic_checkpoints
     assert run(shell, "%restore @8", capsys) == \
         "elastic_lite: no checkpoint of t.ipynb was taken after cell [8]\n"
     assert "after each cell: off" in run(shell, "%autocheckpoint off", capsys)
-    assert not _history.auto_enabled()
+    assert not SESSION.auto
     assert "after each cell: off" in run(shell, "%autocheckpoint", capsys)
     assert "after each cell: on" in run(shell, "%autocheckpoint on", capsys)
     assert "takes on or off" in run(shell, "%autocheckpoint maybe", capsys)
@@ -131,8 +132,8 @@ def test_a_restore_without_a_name_brings_back_the_lost_state_not_a_fresh_kernels
     assert new["df"] == [1, 2, 3] and new["model"] == "fit"
     # and so does the public API, elastic_lite.restore() (as if `other` took those points)
     other = {"__name__": "__main__"}
-    _history.took_point(empty, other)
-    _history.took_point(with_y, other)
+    SESSION.took_point(empty, other)
+    SESSION.took_point(with_y, other)
     assert asyncio.run(el.restore(namespace=other)).name == last_of_old
     assert other["model"] == "fit"
     # a third kernel: the last state of the previous one (its point with y), not the empty point
@@ -165,14 +166,14 @@ def test_restore_choice_skips_own_and_empty_points_in_that_order():
     empty = entry("e", variables=0, names=[], skipped=[])
     recompute = entry("r", variables=0, names=[], skipped=[{"name": "g"}])  # replay brings g
     old = entry("old", variables=2, names=["a", "b"])
-    _history.took_point("own", ns)
-    _history.took_point("own0", ns)
-    pick = lambda *es: _history.restore_choice(list(es), ns)["name"]  # noqa: E731
+    SESSION.took_point("own", ns)
+    SESSION.took_point("own0", ns)
+    pick = lambda *es: SESSION.restore_choice(list(es), ns)["name"]  # noqa: E731
     assert pick(own_full, own_empty, empty, old) == "old"
     assert pick(own_full, empty, recompute, old) == "r"
     assert pick(own_full, empty) == "e"  # nothing else: the newest not its own
     assert pick(own_empty, own_full) == "own0"  # only its own: the newest
-    assert _history.restore_choice([old], {})["name"] == "old"  # another kernel owns nothing
+    assert SESSION.restore_choice([old], {})["name"] == "old"  # another kernel owns nothing
 
 
 def test_a_bare_percent_restore_after_a_restart_brings_back_the_previous_kernels_state(shell, capsys):

@@ -122,6 +122,6 @@ def test_checkpoint_uses_the_notebook_set_unless_given(shell):
     asyncio.run(el.checkpoint("none-set", namespace=ns))
     assert _notebooks(store) == {"default": "nb.ipynb", "explicit": "elsewhere.ipynb",
                                  "none-set": None}
-    assert [e["name"] for e in asyncio.run(el.list_checkpoints("nb.ipynb"))] == ["default"]
+    assert [e["name"] for e in asyncio.run(el.list_checkpoints("nb.ipynb")).checkpoints] == ["default"]
     with pytest.raises(TypeError, match="notebook path"):
         el.set_notebook(42)

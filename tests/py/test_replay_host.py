@@ -334,19 +334,19 @@ def test_the_public_api_checkpoint_and_restore_replay_too(nb):
     assert "gen: will be recomputed by re-running cell [1]" in snap.table()
     ns = fresh()
     rep = run(el.restore("public", namespace=ns))
-    assert rep.ok and [r["name"] for r in rep.replay.recomputed] == ["gen"] and next(ns["gen"]) == 3
-    assert "replay:\n  gen: recomputed by re-running cell [1]" in rep.table()
+    assert rep.ok and [r["name"] for r in rep.recomputed] == ["gen"] and next(ns["gen"]) == 3
+    assert "recomputed by replay:\n  gen: recomputed by re-running cell [1]" in rep.table()
     assert rep.to_dict()["replay"]["recomputed"][0]["cells"] == [1]
     ns = fresh()
     rep = run(el.restore("public", namespace=ns, replay=False))
-    assert "gen" not in ns and rep.replay.skipped[0]["reason"].startswith(
+    assert "gen" not in ns and rep.replay["skipped"][0]["reason"].startswith(
         "replay is turned off for this restore")
     # An imported copy replays only when trusted.
     data = run(host.export("public"))["data"]
     assert run(host.import_checkpoint(data, "public-copy"))["stored"]
     ns = fresh()
     rep = run(el.restore("public-copy", namespace=ns))
-    assert "gen" not in ns and "it was imported from elsewhere" in rep.replay.skipped[0]["reason"]
+    assert "gen" not in ns and "it was imported from elsewhere" in rep.replay["skipped"][0]["reason"]
     ns = fresh()
     rep = run(el.restore("public-copy", namespace=ns, trust=True))
     assert next(ns["gen"]) == 3

@@ -174,7 +174,7 @@ def test_checkpoints_a_person_asked_for_are_kept_by_retention():
         for i in range(3):
             ns["x"] = i
             time.sleep(0.002)  # newer by createdMs (retention orders by it)
-            run(el.checkpoint(f"auto{i}", namespace=ns, notebook="k", extra_meta={"auto": True}))
+            run(el.checkpoint(f"auto{i}", namespace=ns, notebook="k", auto=True))
         entries = {e["name"]: e["meta"] for e in run(store.list(notebook="k"))}
         assert sorted(entries) == ["auto2", "by hand"]
         assert entries["by hand"]["keep"] is True and "keep" not in entries["auto2"]
@@ -207,7 +207,7 @@ def test_checkpoint_holds_the_lock_sends_records_and_keeps_the_cell():
         ns = {"x": list(range(100)), "word": "hello"}
         snap = run(el.checkpoint("cp", namespace=ns, notebook="nb.ipynb",
                                  cell={"executionCount": 3, "firstLine": "x = list(range(100))\ny = 2", "timeMs": 5}))
-        [entry] = run(el.list_checkpoints(notebook="nb.ipynb"))
+        [entry] = run(el.list_checkpoints(notebook="nb.ipynb")).checkpoints
         assert entry["name"] == "cp"
         assert entry["meta"]["cell"] == {"executionCount": 3, "firstLine": "x = list(range(100))", "timeMs": 5}
         assert snap.data is None, "streamed into the store, never whole in memory"
@@ -223,18 +223,18 @@ def test_checkpoint_holds_the_lock_sends_records_and_keeps_the_cell():
             held = await store.lock("cp")
             store.lock_timeout = 0.02
             try:
-                await el.checkpoint("cp", namespace=ns)
+                return await el.checkpoint("cp", namespace=ns)
             finally:
                 await held.release()
-        with pytest.raises(StoreError, match="being saved by another writer"):
-            run(while_locked())
+        busy = run(while_locked())
+        assert not busy.ok and "being saved by another writer" in busy.problems[0]["message"]
         with pytest.raises(TypeError, match="cell= takes a dict"):
             run(el.checkpoint("cp", namespace=ns, cell="cell 3"))
     finally:
         el.set_store(None)
 
 
-def test_write_parts_streams_batches_reuses_stored_records_and_gives_back_on_failure():
+def test_send_records_streams_batches_reuses_stored_records_and_gives_back_on_failure():
     store = MemoryStore()
     data, bodies = format_two([payload(5000, 1), payload(300, 2), payload(70, 3)])
     run(store.put("first", data, {}))
@@ -250,8 +250,9 @@ def test_write_parts_streams_batches_reuses_stored_records_and_gives_back_on_fai
     head, records, tail = split_container(format_two([payload(5000, 1), new, payload(70, 3)])[0])
     parts = [("head", head), ("stored", first["records"][0]["key"], first["records"][0]["length"]),
              ("record", [records[1][:7], records[1][7:]]), ("stored", first["records"][2]["key"], 128), ("tail", tail)]
-    run(_store.write_parts(store, "second", parts, {"notebook": None}))
-    assert calls == [1], "only the changed record was sent"
+    head_, entries, tail_, sent = run(_store.send_records(store, parts))
+    assert calls == [1] and len(sent) == 1, "only the changed record was sent"
+    run(store.commit("second", {"head": head_, "records": entries, "tail": tail_, "meta": {}}))
     assert run(store.get("second"))["bytes"] == bytes(head) + b"".join(map(bytes, records)) + bytes(tail)
 
     def failing():
@@ -259,8 +260,7 @@ def test_write_parts_streams_batches_reuses_stored_records_and_gives_back_on_fai
         yield "record", bytes(_store.BATCH_BYTES)  # a full batch: sent at once
         raise RuntimeError("snapshot failed half-way")
     with pytest.raises(RuntimeError):
-        run(_store.write_parts(store, "third", failing(), {}))
-    assert run(store.get("third")) is None
+        run(_store.send_records(store, failing()))
     assert run(store.stats())["records"] == 4, "the abandoned record was given back"
 
 
@@ -327,7 +327,8 @@ def test_a_restore_that_finds_damage_gets_the_record_rewritten_by_the_next_check
         rec = store._records[big["key"]]
         rec[0] = rec[0][:200] + bytes([rec[0][200] ^ 1]) + rec[0][201:]  # damage inside the store
         report = run(el.restore("a", namespace={}))
-        assert not report.ok and any(f["code"] == "checksum" for f in report.failed)
+        [bad] = [p for p in report.problems if p["code"] == "checksum"]
+        assert not report.ok and bad["names"] == ["data"] and bad["kind"] == "damaged"
         assert run(store.has_records([big["key"]])) == [False], "marked: not offered for reuse"
         run(el.checkpoint("b", namespace=ns))  # the same values: the record is sent and rewritten
         for name in ("a", "b"):
