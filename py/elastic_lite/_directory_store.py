@@ -28,7 +28,6 @@ lock held by another process sleeps), so the magics can drive them without an ev
 """
 
 import base64
-import decimal
 import errno
 import hashlib
 import hmac
@@ -40,6 +39,7 @@ import socket
 import stat
 import time
 
+from . import _signing
 from ._store import (DEFAULT_LOCK_TIMEOUT, DEFAULT_ORPHAN_GRACE, StoreError, _check_entry,
                      _check_key, _pieces, _plain_meta, check_name, check_retention,
                      expired_by_retention, record_key, split_container)
@@ -96,65 +96,26 @@ def stem_to_name(stem):
         return None
 
 
-# ---- JSON as JS writes and signs it ------------------------------------------------------
-
-def _js_number(x):
-    """Number.prototype.toString of a JSON number (what JSON.stringify writes)."""
-    if isinstance(x, int) and abs(x) < 2 ** 53:
-        return str(x)
-    x = float(x)
-    if x != x or x in (float("inf"), float("-inf")):
-        return "null"
-    if x == 0:
-        return "0"
-    sign = "-" if x < 0 else ""
-    t = decimal.Decimal(repr(abs(x))).normalize().as_tuple()
-    digits = "".join(map(str, t.digits))
-    k, n = len(digits), len(digits) + t.exponent  # value = 0.digits * 10^n
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * -n + digits
-    e = n - 1
-    mant = digits if k == 1 else digits[0] + "." + digits[1:]
-    return f"{sign}{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
-
-
-def _js_string(s):
-    text = json.dumps(s, ensure_ascii=False)
-    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
-
+# ---- JSON as JS writes and signs it (the rule lives in _signing) --------------------------
 
 def canonical_json(value):
-    """js canonicalJson: JSON with object keys sorted (UTF-16 order) at every level, numbers
-    and strings as JSON.stringify writes them. One text per value in both languages."""
-    if isinstance(value, dict):
-        keys = sorted(value, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
-        return "{" + ",".join(f"{_js_string(k)}:{canonical_json(value[k])}" for k in keys) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(canonical_json(v) for v in value) + "]"
-    if value is None or value is True or value is False:
-        return json.dumps(value)
-    if isinstance(value, (int, float)):
-        return _js_number(value)
-    if isinstance(value, str):
-        return _js_string(value)
-    raise StoreError(f"checkpoint metadata holds {type(value).__name__}, not JSON data")
+    """_signing.canonical_json, with the store's error for metadata that is not JSON data."""
+    try:
+        return _signing.canonical_json(value)
+    except ValueError as err:
+        raise StoreError(str(err)) from None
+
+
+def signed_bytes(name, head, records, tail, meta):
+    """_signing.signed_bytes (js signedBytes), with the store's error for non-JSON metadata."""
+    try:
+        return _signing.signed_bytes(name, head, records, tail, meta)
+    except ValueError as err:
+        raise StoreError(str(err)) from None
 
 
 def _utf8(text):
     return text.encode("utf-8", "surrogatepass")
-
-
-def signed_bytes(name, head, records, tail, meta):
-    """js signedBytes: netstrings of a version line, name, head, "key length" lines, tail and
-    the canonical metadata."""
-    fields = [_utf8(f"elastic-lite entry signature {SIGNATURE_VERSION}"), _utf8(name), bytes(head),
-              "".join(f"{r['key']} {r['length']}\n" for r in records).encode(), bytes(tail),
-              _utf8(canonical_json(meta))]
-    return b"".join(b"%d:%s," % (len(f), f) for f in fields)
 
 
 def _mac(key, data):

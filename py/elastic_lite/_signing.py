@@ -15,9 +15,11 @@ store, an entry changed after it was saved, one written by an older version) is 
 restore loads nothing of it until a person confirmed (see _trust.py and _restore.py).
 """
 
+import decimal
 import hashlib
 import hmac
 import json
+import re
 import secrets
 
 VERSION = 1
@@ -27,19 +29,68 @@ _PROCESS_KEY = secrets.token_bytes(32)
 _PROCESS_KEY_ID = secrets.token_hex(8)
 
 
+def _js_number(x):
+    """Number.prototype.toString of a JSON number (what JSON.stringify writes)."""
+    if isinstance(x, int) and abs(x) < 2 ** 53:
+        return str(x)
+    x = float(x)
+    if x != x or x in (float("inf"), float("-inf")):
+        return "null"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    t = decimal.Decimal(repr(abs(x))).normalize().as_tuple()
+    digits = "".join(map(str, t.digits))
+    k, n = len(digits), len(digits) + t.exponent  # value = 0.digits * 10^n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + digits
+    e = n - 1
+    mant = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{sign}{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
+
+
+def _js_string(s):
+    text = json.dumps(s, ensure_ascii=False)
+    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def canonical_json(value):
-    """JSON with object keys sorted at every level (JS: canonicalJson): one text per value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    """JS canonicalJson: JSON with object keys sorted (UTF-16 order, as JS sorts) at every
+    level, numbers and strings as JSON.stringify writes them (1.0 -> 1, 1e-07 -> 1e-7, -0.0 ->
+    0). One text per value in both languages (tests/vectors/signed-bytes.json)."""
+    if isinstance(value, dict):
+        keys = sorted(value, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
+        return "{" + ",".join(f"{_js_string(k)}:{canonical_json(value[k])}" for k in keys) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(canonical_json(v) for v in value) + "]"
+    if value is None or value is True or value is False:
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return _js_number(value)
+    if isinstance(value, str):
+        return _js_string(value)
+    raise ValueError(f"checkpoint metadata holds {type(value).__name__}, not JSON data")
+
+
+def _utf8(text):
+    return text.encode("utf-8", "surrogatepass")
 
 
 def signed_bytes(name, head, records, tail, meta):
     """The bytes a signature covers: netstrings (`<length>:<bytes>,`) of a version line, the
     name, the head, one "key length" line per record, the tail and the canonical metadata."""
-    fields = [f"elastic-lite entry signature {VERSION}".encode(), name.encode("utf-8"),
-              bytes(head), "".join(f"{r['key']} {r['length']}\n" for r in records).encode(),
-              bytes(tail), canonical_json(meta).encode("utf-8")]
+    fields = [_utf8(f"elastic-lite entry signature {VERSION}"), _utf8(name), bytes(head),
+              "".join(f"{r['key']} {r['length']}\n" for r in records).encode(), bytes(tail),
+              _utf8(canonical_json(meta))]
     return b"".join(b"%d:%s," % (len(f), f) for f in fields)
+
+
+def _utf8(text):
+    return text.encode("utf-8", "surrogatepass")
 
 
 def sign(name, head, records, tail, meta):

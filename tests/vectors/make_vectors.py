@@ -197,8 +197,8 @@ def signed_bytes():
         {"value": 9007199254740991, "text": "9007199254740991"},
         # JS has one number type: 1.0 IS 1, and keys sort by UTF-16 code units (U+1F600 is
         # D83D DE00, before U+E000). Python must write the same text to verify JS's entries.
-        {"value": [1.0, 3e5, 1e-7, 1e21], "text": "[1,300000,1e-7,1e+21]", "python_pending": True},
-        {"value": {"\ue000": 1, "\U0001F600": 2}, "text": '{"\U0001F600":2,"\ue000":1}', "python_pending": True},
+        {"value": [1.0, 3e5, 1e-7, 1e21], "text": "[1,300000,1e-7,1e+21]"},
+        {"value": {"\ue000": 1, "\U0001F600": 2}, "text": '{"\U0001F600":2,"\ue000":1}'},
     ]
     write("signed-bytes.json", {
         "about": ["What an entry's signature covers: netstrings (`<decimal length>:<bytes>,`) of the "
@@ -207,9 +207,8 @@ def signed_bytes():
                   "metadata. Python: elastic_lite._signing.signed_bytes / canonical_json; JS: "
                   "js/store/indexeddb.mjs signedBytes / canonicalJson. Each case: hex of the signed bytes.",
                   "Canonical JSON: object keys sorted (by UTF-16 code units, as JS sorts), no spaces, "
-                  "non-ASCII as it is, numbers as JS writes them; `undefined` members dropped. Cases "
-                  "marked python_pending are not yet followed by Python (its json module writes 1.0 "
-                  "and sorts keys by code point): they are expected to fail there until it is fixed."],
+                  "non-ASCII as it is, numbers as JS writes them (1.0 as 1, 1e-07 as 1e-7, -0.0 as 0); "
+                  "`undefined` members dropped."],
         "cases": cases, "canonical": canon})
 
 
