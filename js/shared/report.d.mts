@@ -42,3 +42,4 @@ export function foreignLine(trust: ITrust | null | undefined): string;
 export function pointLabel(meta: { cell?: { executionCount?: number | null; firstLine?: string } | null } | null | undefined): string;
 export function holdsNothing(meta: { variables?: number; names?: string[]; skipped?: unknown } | null | undefined): boolean;
 export function restoreChoice<T extends { meta?: { auto?: boolean; createdMs?: number; variables?: number; names?: string[]; skipped?: unknown } | null }>(entries: T[], since?: number): T | null;
+export function bindingText(binding: { name?: string; module?: string; attr?: string | null }): string;

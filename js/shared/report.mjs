@@ -154,6 +154,17 @@ export const DANGER_MARKS = Object.freeze({
 });
 
 /**
+ * A module binding of a manifest ({name, module, attr}) as a person reads it: the name alone
+ * when it is what it is bound to (json, sqrt = math.sqrt), else "name → target" (np → numpy,
+ * json → pickle), so a name never hides what it is bound to (tests/vectors/binding-text.json;
+ * Python: _trust.binding_text). Not escaped: callers show it through shownText.
+ */
+export function bindingText({ name, module, attr } = {}) {
+  const target = attr ? `${module}.${attr}` : String(module);
+  return String(name) === String(attr || module) ? String(name) : `${name} \u2192 ${target}`;
+}
+
+/**
  * What restoring would import, one row per distinct target, as the host reported it
  * (`report.trust.imports` of inspect and restore; dangerous ones first): [{danger, mark,
  * target, written, usedBy, why}]. `written`: how the stream names it when that differs from

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { recordKey, splitContainer, expiredByRetention, signedBytes, canonicalJson } from '../../js/store/indexeddb.mjs';
-import { pointLabel, restoreChoice, shownText } from '../../js/shared/report.mjs';
+import { bindingText, pointLabel, restoreChoice, shownText } from '../../js/shared/report.mjs';
 
 const vectors = (name) => JSON.parse(fs.readFileSync(new URL(`../vectors/${name}`, import.meta.url), 'utf8'));
 const fromHex = (hex) => Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
@@ -70,4 +70,8 @@ test('point labels', () => {
 
 test('text from a file, shown escaped', () => {
   for (const c of vectors('escape-text.json').vectors) assert.equal(shownText(c.input), c.shown, JSON.stringify(c.input));
+});
+
+test('a manifest module binding, shown as what it binds', () => {
+  for (const c of vectors('binding-text.json').vectors) assert.equal(bindingText(c.binding), c.shown, JSON.stringify(c.binding));
 });

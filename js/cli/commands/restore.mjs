@@ -12,7 +12,7 @@
 // works); the restore summary and timings go to stderr.
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
-import { fmtMs, foreignLine, importRows, problemLine, recomputedLines, recordLabel, replayOutputs, restoredNothing, shownText } from '../../shared/report.mjs';
+import { bindingText, fmtMs, foreignLine, importRows, problemLine, recomputedLines, recordLabel, replayOutputs, restoredNothing, shownText } from '../../shared/report.mjs';
 import { resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
 import { startSession } from '../pyodide-session.mjs';
 import { timed } from '../progress.mjs';
@@ -82,7 +82,7 @@ function summary(label, report) {
   const names = report.restored.map((r) => shownText(r.name));
   const lines = [`Restored ${names.length} variable${names.length === 1 ? '' : 's'} from ${label}` +
     (names.length ? `: ${names.join(', ')}` : '.')];
-  const imports = (report.modules ?? []).filter((m) => m.ok).map((m) => shownText(m.name));
+  const imports = (report.modules ?? []).filter((m) => m.ok).map((m) => shownText(bindingText(m)));
   if (imports.length) lines.push(`Re-imported: ${imports.join(', ')}`);
   const recomputed = recomputedLines(report);
   if (recomputed.length) lines.push('Recomputed by replay:', ...recomputed.map((l) => `  ${shownText(l)}`));
