@@ -117,6 +117,8 @@ _WHY = {
     "unsigned": "it is not signed by this store (imported, or saved by an older version)",
     "other-key": "it was signed by another browser, store or key",
     "invalid": "its signature does not match: it was changed after it was saved",
+    "rollback": ("it is an older copy of a checkpoint this store has since saved again or "
+                 "deleted (put back from a backup, or by someone who can write the store)"),
 }
 
 

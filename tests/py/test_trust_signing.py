@@ -150,3 +150,10 @@ def test_an_adopted_import_replays_like_an_own_checkpoint(store):
     assert _checkpoint_replay.replay_permission(False, None, {"imported": "x"}) == (True, None)
     assert _checkpoint_replay.replay_permission(True, "it was imported from x")[0] is True
     assert _checkpoint_replay.replay_permission(True, None, data_only=True)[0] is False
+
+
+def test_a_rolled_back_entry_is_foreign_and_says_why():
+    """A JS store reports an own entry older than its signed counter as state 'rollback'."""
+    from elastic_lite import _signing
+    why = _signing.foreign_reason({"state": "rollback", "keyId": "0123456789abcdef"})
+    assert why.startswith("it is an older copy of a checkpoint this store has since saved again")
