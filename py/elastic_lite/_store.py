@@ -614,7 +614,7 @@ class JsStore:
             res = await self.proxy.readRecords(self._to_js(list(keys)))
         except Exception as exc:
             raise self._error("read records", exc) from None
-        return [_jsbytes.to_py(r) for r in res]
+        return _Read(_jsbytes.to_py(r) for r in res).checked(getattr(res, "damaged", None))
 
     async def list(self, notebook=None):
         opts = self._to_js({} if notebook is None else {"notebook": notebook})
@@ -658,6 +658,19 @@ class JsStore:
         close = getattr(self.proxy, "close", None)
         if close is not None:
             await close()
+
+
+class _Read(list):
+    """Records as a store read them; `damaged`: the keys whose bytes the store itself found not
+    matching (ours check every record they read: js/store, checkRecordList), None if it did not
+    check (read_verified then hashes them here)."""
+
+    damaged = None
+
+    def checked(self, damaged):
+        if damaged is not None and not _is_nullish(damaged):
+            self.damaged = frozenset(damaged)
+        return self
 
 
 class _JsHeldLock:
@@ -797,8 +810,10 @@ async def read_verified(store, name, zero=True):
     "mismatched": [{"index", "key", "start", "length", "names"}]}, or None when there is no
     such checkpoint. A record whose bytes do not match its key is left as zeros in "bytes"
     (nothing of it loads; `zero=False`: as read, for an inspection) and listed in "mismatched" with the names its header gives and, when
-    the core finds those bytes damaged, its record report ("core"). Records are read in batches of about BATCH_BYTES. A store that
-    cannot hand out records (put/get/list/delete only) gives the whole file, unchecked."""
+    the core finds those bytes damaged, its record report ("core"). Records are read in
+    batches of about BATCH_BYTES. A store that checked them itself (the JS stores, with the
+    platform's SHA-256: `damaged` on what read_records returns) is not second-guessed; a store
+    that cannot hand out records (put/get/list/delete only) gives the whole file, unchecked."""
     check_name(name)
     if not _reads_records(store):
         got = await store.get(name)
@@ -821,11 +836,13 @@ async def read_verified(store, name, zero=True):
         size += r["length"]
         if size >= BATCH_BYTES or i == len(records) - 1:
             got = await store.read_records([records[b]["key"] for b in batch])
+            damaged = getattr(got, "damaged", None)  # checked by the store itself, or None
             for b, data in zip(batch, got):
                 view = memoryview(data).cast("B")
                 start, rec = starts[b], records[b]
                 out[start:start + min(view.nbytes, rec["length"])] = view[:rec["length"]]
-                if view.nbytes != rec["length"] or record_key(view) != rec["key"]:
+                if view.nbytes != rec["length"] or (rec["key"] in damaged if damaged is not None
+                                                    else record_key(view) != rec["key"]):
                     mismatched.append({"index": b, "key": rec["key"], "start": start,
                                        "length": rec["length"], "got": view.nbytes})
             batch, size = [], 0

@@ -76,6 +76,21 @@ test('stand-in __main__, async API, JS store shared by two interpreters (one ins
     assert.equal(fromPy.default_name, 'checkpoint');
   });
 
+  await t.test('a record changed in the JS store: restore names the variable and loads nothing of it', async () => {
+    await py(D, `_t = {"__name__": "__main__", "victim": [1, 2, 3], "other": "kept"}
+_r = await __import__("elastic_lite").checkpoint("tamper", namespace=_t)`);
+    const text = (r) => new TextDecoder().decode(r.bytes.subarray(0, 200));
+    const rec = (await store.getEntry('tamper')).records.map((r) => store._records.get(r.key))
+      .find((r) => text(r).includes('victim'));
+    rec.bytes[rec.bytes.length - 10] ^= 1; // in its pickle stream's padding: only the key tells
+    await py(D, `_b = {"__name__": "__main__"}
+_r = await __import__("elastic_lite").restore("tamper", namespace=_b)`);
+    const [back, problems] = await pyJson(D, '[sorted(k for k in _b if not k.startswith("__")), _r.problems]');
+    assert.deepEqual(back, ['other']);
+    assert.ok(problems.some((p) => p.kind === 'damaged' && p.names.includes('victim')), JSON.stringify(problems));
+    await store.delete('tamper');
+  });
+
   await t.test('restore in another interpreter under its own stand-in __main__', async () => {
     const server = await serveWheels();
     const E = await loadPyodide({ stdout: () => {}, stderr: () => {} });
