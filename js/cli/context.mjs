@@ -51,6 +51,8 @@ export function makeContext(values, positionals, { stdout = process.stdout, stde
       }
       return store;
     },
+    /** What the store has to tell once (e.g. its signing key changed): plain sentences. */
+    storeNotices() { return store?.takeNotices?.() ?? []; },
     /** A checkpoint name this store can hold, else exit 2 with the store's reason. */
     checkName(name) {
       try {

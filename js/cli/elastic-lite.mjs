@@ -105,7 +105,11 @@ async function main(argv) {
     return EXIT.OK;
   }
   const ctx = makeContext(values, positionals);
-  return (await cmd.run(ctx)) ?? EXIT.OK;
+  try {
+    return (await cmd.run(ctx)) ?? EXIT.OK;
+  } finally {
+    for (const notice of ctx.storeNotices()) ctx.warn(notice);
+  }
 }
 
 function report(err, argv) {
