@@ -13,6 +13,9 @@ bash scripts/pack.sh || { echo "[test] build or pack failed" >&2; exit 1; }
 # with TMPDIR in a fresh folder (outside the checkout: the package tests must run away from
 # it), and whatever is left in it at the end fails the run.
 TEST_TMP="$(mktemp -d "${TMPDIR:-/tmp}/elastic-lite-test.XXXXXX")"
+# Traversable (not listable) by other users: tests that run the CLI as another user (a store it
+# cannot write, run as nobody) must reach their own folders below it.
+chmod 711 "$TEST_TMP"
 export TMPDIR="$TEST_TMP"
 tmp_left_empty() {
   local left
