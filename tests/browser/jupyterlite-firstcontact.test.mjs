@@ -145,6 +145,28 @@ test('checkpoints belong to the notebook: cells in a new Untitled notebook, rena
       await typeAndRun(page, 0, 'print("fresh")');
       await waitForOutput(page, 0, 'fresh');
       assert.equal(await page.locator(OFFER, { hasText: 'Restore the last checkpoint?' }).count(), 0);
+
+      // a copy carries the id: it says whose history it shares, and can start its own
+      await page.goto(labUrl(site, 'mynotebook.ipynb', 'identity-copy'));
+      await waitForNotebook(page);
+      if (!(await page.locator('.jp-FileBrowser .jp-DirListing').isVisible())) {
+        await page.locator('.jp-SideBar [data-id="filebrowser"]').click(); // (a click on it when open closes it)
+      }
+      const original = page.locator('.jp-DirListing-item', { hasText: 'mynotebook.ipynb' }).first();
+      await original.click({ button: 'right' });
+      await page.locator('.lm-Menu-itemLabel', { hasText: /^Duplicate$/ }).click();
+      const copy = page.locator('.jp-DirListing-itemName', { hasText: /^mynotebook.*copy.*\.ipynb$/i }).first();
+      await copy.waitFor({ timeout: 30_000 });
+      await copy.dblclick();
+      await page.locator('.lm-TabBar-tab.lm-mod-current', { hasText: /mynotebook.*copy/i }).first().waitFor({ timeout: 30_000 });
+      await openSidebar(page);
+      const shared = page.locator('#elastic-lite-sidebar .jp-ElasticLite-shared');
+      await shared.waitFor({ timeout: 60_000 });
+      assert.match(await shared.innerText(), /also those of mynotebook\.ipynb/);
+      await page.locator(ITEM).nth(points - 1).waitFor({ timeout: 30_000 }); // the shared history
+      await shared.locator('button', { hasText: 'Start its own history' }).click();
+      await page.locator('#elastic-lite-sidebar .jp-ElasticLite-empty').waitFor({ timeout: 60_000 });
+      assert.equal(await shared.count(), 0);
       site.browser.assertOffline();
     } finally {
       await page.close();

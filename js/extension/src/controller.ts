@@ -73,6 +73,7 @@ export class ElasticLiteController {
    */
   async list(panel: NotebookPanel): Promise<IStoreEntry[]> {
     const store = await getStore();
+    await panel.context.ready; // the id is in the notebook's metadata: read it once loaded
     const key = this.key(panel);
     const path = panel.context.path;
     const own = await store.list({ notebook: key });
@@ -84,7 +85,8 @@ export class ElasticLiteController {
   }
 
   /** Another notebook file carrying the same id (a copy, or its original), or null. */
-  sharedWith(panel: NotebookPanel): Promise<string | null> {
+  async sharedWith(panel: NotebookPanel): Promise<string | null> {
+    await panel.context.ready;
     return this.identity.sharedWith(panel);
   }
 
@@ -176,6 +178,7 @@ export class ElasticLiteController {
   }
 
   private async _bind(panel: NotebookPanel): Promise<boolean> {
+    await panel.context.ready; // the notebook's id is in its metadata: told once it is loaded
     const kernel = panel.sessionContext.session?.kernel;
     if (!kernel || panel.isDisposed) {
       return false;
