@@ -101,6 +101,7 @@ def measure_checkpoint(ncells=200, nvars=300, reps=15):
     what it saves (a generator is left out rather than tried by two serializers)."""
     import elastic_lite as el
     from elastic_lite import _session, host
+    from elastic_lite._kernel_session import SESSION
 
     ns = _namespace(nvars)
     rec = _session.recorder_for(ns, create=True)
@@ -115,11 +116,11 @@ def measure_checkpoint(ncells=200, nvars=300, reps=15):
     plain, recorded, prep = [], [], []
     try:
         for _ in range(reps):
-            _session._RECORDERS.pop(id(ns), None)
+            SESSION.space(ns).recorder = None  # the same checkpoint without a recording
             t0 = _cpu()
             _sync(host.checkpoint("bench", namespace=ns))
             t1 = _cpu()
-            _session._RECORDERS[id(ns)] = rec
+            SESSION.space(ns).recorder = rec
             report = _sync(host.checkpoint("bench", namespace=ns))
             t2 = _cpu()
             plain.append(t1 - t0)
