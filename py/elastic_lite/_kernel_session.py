@@ -361,6 +361,7 @@ class KernelSession:
         total = _ms(t0)
         d = snap.to_dict()
         report.update(size=snap.size, skipped=d["skipped"], modules=d["modules"], walk=d["walk"],
+                      random_state=list(getattr(snap, "random_state", [])),
                       variables=snap.variable_rows(), reuse=getattr(snap, "reuse", None),
                       replay=None if plan is None else plan.report())
         report["timings"] = {"serialize_ms": snap.ms, "store_ms": max(0.0, total - snap.ms),
@@ -478,6 +479,7 @@ class KernelSession:
         # damage inside the store: marked, repaired by the next checkpoint of the same values
         await _store.mark_damaged(self.store, [m["key"] for m in mismatched])
         report.update(ok=rep.ok and not mismatched, modules=rep.modules, skipped=rep.skipped,
+                      random_state=list(getattr(rep, "random_state", [])),
                       inspection=info, warnings=[*rep.warnings], trust=rep.trust)
         if foreign and trust and adopt and report["source"] == "store":
             await self._adopt(report)

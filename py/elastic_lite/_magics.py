@@ -22,7 +22,7 @@ import datetime
 
 from . import host
 from ._kernel_session import SESSION
-from ._report import _table, checkpoint_text, foreign_text, human_size, restore_text
+from ._report import _table, checkpoint_text, foreign_text, human_size, restore_text, shown_text
 from ._store import MemoryStore
 
 
@@ -65,7 +65,7 @@ def _failed(report):
     """The one line a failed operation prints; True when there was one."""
     if report["ok"] or report["op"] == "restore" and report["restored"]:
         return False
-    print("elastic_lite: " + "; ".join(p["message"] for p in report["problems"]))
+    print("elastic_lite: " + "; ".join(shown_text(p["message"]) for p in report["problems"]))
     return True
 
 

@@ -169,3 +169,19 @@ def test_one_registry_of_namespaces_forgets_the_oldest_and_trackers_stay_few(sto
     kept = [s for s in SESSION._spaces.values() if s.tracker is not None]
     assert len(kept) == _kernel_session.TRACKED
     assert SESSION.space(spaces[-1], create=False).tracker is not None
+
+
+def test_the_host_reports_say_that_the_random_state_travels(store):  # noqa: F811
+    """random.seed(0), checkpoint, two draws, restore: the report names the generator it put
+    back, and the draws after the restore repeat the two made after the checkpoint."""
+    import random
+    random.seed(0)
+    ns = fresh()
+    ns["x"] = 1
+    saved = run(host.checkpoint("seeded", namespace=ns))
+    assert saved["ok"] and "random" in saved["random_state"], saved.get("random_state")
+    after = [random.random(), random.random()]
+    back = run(host.restore("seeded", namespace=fresh()))
+    assert back["ok"] and "random" in back["random_state"], back.get("random_state")
+    assert [random.random(), random.random()] == after
+    assert "random" in str(back)
