@@ -130,7 +130,7 @@ assert Registry.known == {"listed": Listed}
 assert Plain.tag == "plain"
 # The notebook's own hooks are not run again (what they did is in the restored state), so
 # the keyword arguments they would need are not missed: nothing to report. A library's hook
-# that needs them: tests/py/test_newuser_pickling.py.
+# that needs them: tests/py/test_pickling_notebook_objects.py.
 assert restore_report["warnings"] == [], restore_report["warnings"]
 """)
 

@@ -1,4 +1,4 @@
-"""What a newcomer met restoring real notebooks and damaged files (host CPython, real core).
+"""Restoring real notebooks and damaged files: what once went wrong (host CPython, real core).
 
 - A file cut short exactly where a record ends has no footer, index or manifest, but every
   record before the cut is whole: restore used to say `ok` with part of the notebook gone.
@@ -82,7 +82,7 @@ def test_same_minor_version_and_vague_versions_restore_functions(monkeypatch):
 
 def test_json_records_nesting_deeper_than_we_write_are_not_parsed():
     # Pyodide parses JSON on the JS stack: 20,000 levels crashed it (the Node test
-    # newuser-pyodide-hostile runs that); here a depth host CPython would still parse.
+    # pyodide-no-fatal-errors runs that); here a depth host CPython would still parse.
     import json
     import sys as _sys
     from elastic_lite import _core

@@ -1,14 +1,14 @@
-"""Notebooks written by someone new to the project (tests/notebooks/newuser/), each run as a
+"""Varied notebooks written like real ones (tests/notebooks/varied/), each run as a
 kernel runs it, checkpointed with the public API and restored in a NEW Python process (trust:
 the person's own file), where the notebook's last cell (tagged "checks") must pass: values,
 aliasing and identity, types, that functions and methods run, views that stay views.
 
 Each notebook says in its metadata ("elastic_lite_test") what it is about, which variables
 the checkpoint must report as skipped, and which the restore must report as failed — exactly
-those, each with a reason. tests/node/newuser-pyodide-notebooks.test.mjs does the same in
+those, each with a reason. tests/node/pyodide-notebooks-varied.test.mjs does the same in
 two fresh Pyodide interpreters ("skipped_pyodide" where its Python 3.14 differs); they also
 ran through the CLI and the demo page in Chromium when they were written, and the fatal
-errors found there have their own tests (tests/node/newuser-pyodide-crash.test.mjs).
+errors found there have their own tests (tests/node/pyodide-no-fatal-errors.test.mjs).
 """
 
 import json
@@ -21,7 +21,7 @@ import pytest
 import elastic_lite as el
 from fresh_kernel import ROOT, restore_elsewhere
 
-NOTEBOOKS = os.path.join(ROOT, "tests", "notebooks", "newuser")
+NOTEBOOKS = os.path.join(ROOT, "tests", "notebooks", "varied")
 
 
 def _notebooks():

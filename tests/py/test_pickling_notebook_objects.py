@@ -1,4 +1,4 @@
-"""Notebook objects a newcomer's notebooks held that came back wrong (host CPython, real core).
+"""Notebook objects real notebooks hold that once came back wrong (host CPython, real core).
 
 - `@functools.singledispatch` on a notebook function: cloudpickle refused its wrapper (a
   WeakKeyDictionary in the closure), dill copied functools' module globals into the stream,
@@ -114,7 +114,7 @@ def test_memoryviews_are_plain_data(nb):
 
 # - A long linked list (or lists nested thousands deep) crashed Pyodide at checkpoint time:
 #   the C pickler recursed per node until the JS stack overflowed (the Node test
-#   newuser-pyodide-crash runs that). On host CPython it was a RecursionError ("maximum
+#   pyodide-no-fatal-errors runs that). On host CPython it was a RecursionError ("maximum
 #   recursion depth exceeded"), which said nothing a person could act on.
 def test_deeply_nested_values_are_skipped_with_a_reason_before_pickling(nb):
     from elastic_lite._groups import DEEP_LEVELS
@@ -182,16 +182,16 @@ print([Base.registry[-1], D().run()])
 def test_a_library_init_subclass_that_needs_keywords_is_reported(nb, monkeypatch):
     import sys
     import types
-    lib = types.ModuleType("el_newuser_plugins")
+    lib = types.ModuleType("el_test_plugins")
     exec('''
 class Plugin:
     def __init_subclass__(cls, *, key, **kw):
         super().__init_subclass__(**kw)
         cls.key = key
 ''', lib.__dict__)
-    lib.Plugin.__module__ = "el_newuser_plugins"
-    monkeypatch.setitem(sys.modules, "el_newuser_plugins", lib)
-    ns = nb("from el_newuser_plugins import Plugin\nclass CSV(Plugin, key='csv'):\n    pass\n")
+    lib.Plugin.__module__ = "el_test_plugins"
+    monkeypatch.setitem(sys.modules, "el_test_plugins", lib)
+    ns = nb("from el_test_plugins import Plugin\nclass CSV(Plugin, key='csv'):\n    pass\n")
     out = {"__name__": "__main__"}
     rep = el.load_snapshot(el.snapshot(ns), out)
     assert out["CSV"].key == "csv" and issubclass(out["CSV"], lib.Plugin)

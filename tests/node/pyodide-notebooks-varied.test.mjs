@@ -1,4 +1,4 @@
-// The newcomer's notebooks (tests/notebooks/newuser/, see tests/py/test_newuser_notebooks.py)
+// The varied notebooks (tests/notebooks/varied/, see tests/py/test_notebooks_varied.py)
 // in real Pyodide: each run in a kernel-like __main__ of one fresh interpreter and
 // checkpointed there, then restored (trusted: the person's own files) into ANOTHER fresh
 // interpreter, where its "checks" cell must pass. Skipped and failed variables must be
@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freshPyodide, py, pyJson } from './helpers/pyodide.mjs';
 
-const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'notebooks', 'newuser');
+const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'notebooks', 'varied');
 const notebooks = [];
 let saver;
 let restorer;

@@ -1,5 +1,5 @@
 // Files that crashed a real Pyodide (a fatal error of the whole interpreter, not an error a
-// host can report), found by trying the product as a newcomer:
+// host can report), found by trying the product on real notebooks and files:
 // - a manifest or history record whose JSON nests 200,000 levels: Pyodide's JSON parser
 //   recursed on the JS stack until "RangeError: Maximum call stack size exceeded" — through
 //   inspect, import and even a data-only restore of a foreign file;
@@ -33,7 +33,7 @@ MANIFEST = json.dumps({"version": 2, "modules": [], "skipped": [], "types": {},
                        "writable_buffers": 0}).encode()
 
 def container(manifest, history=None):
-    w = _core.Writer(producer="newuser test", python=sys.version.split()[0], created_ms=0)
+    w = _core.Writer(producer="deep-json test", python=sys.version.split()[0], created_ms=0)
     try:
         w.begin_record(["kept"])
         w.write(b"\\x80\\x04}\\x8c\\x01aK\\x01s\\x85.")   # ({"a": 1},)
