@@ -206,6 +206,8 @@ test('first contact: Checkpoint pressed while Python is still starting is queued
   const early = await waitForMessage(page, /Checkpoint “early”|Something went wrong|Python/);
   assert.match(early, /Checkpoint “early” saved/, early);
 
+  // the cells' text is kept by the page (earlier tests changed it): this test's own
+  await setCellCode(page, 1, 'prices = [round(1.5 * i, 2) for i in range(5)]');
   await runCell(page, 1);
   await setCellCode(page, 2, 'print("back", prices)');
   const before = await runCell(page, 2);
