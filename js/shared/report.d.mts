@@ -12,7 +12,6 @@ export const MANIFEST: string;
 export const RECORDED_CELLS: string;
 export function internalRecord(rec: { kind?: string; names?: string[] } | null | undefined): string;
 export function recordsSummary(records: { kind?: string; names?: string[] }[] | null | undefined): string;
-export const KINDS: readonly string[];
 export const CORE_CODES: readonly string[];
 export function shownText(text: unknown): string;
 export function recordLabel(names: string[] | null | undefined): string;

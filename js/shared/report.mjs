@@ -44,9 +44,6 @@ export function recordsSummary(records) {
 export const CORE_CODES = Object.freeze(['not-checkpoint', 'newer-format', 'truncated', 'checksum', 'structure',
   'pickle', 'nomem', 'unknown-kind', 'unknown-serializer']);
 
-/** Problem kinds, in the order a person should read them. */
-export const KINDS = Object.freeze(['damaged', 'refused', 'needs', 'failed']);
-
 /**
  * Text that came from a file (a variable, type or module name, a notebook path, a cell's
  * first line), made safe to show on a terminal or a page: every character that could move

@@ -203,11 +203,11 @@ def prepare(namespace, names=None, *, enabled=True, allow=None, cost=None):
     return prep
 
 
-def replay_permission(trust, foreign=None, meta=None, data_only=False):
+def replay_permission(trust, foreign=None, data_only=False):
     """(permitted, why not): replay runs code saved in the checkpoint, so only after the same
     trust decision as unpickling: a foreign checkpoint (`foreign`: why it is, as the restore
     decided, _signing.foreign_reason: an unsigned import is foreign, one a person adopted is
-    not; `meta` is accepted and no longer needed) replays nothing unless trusted; a
+    not) replays nothing unless trusted; a
     data-only restore runs no code at all."""
     if data_only:
         return False, ("replay runs code saved in the checkpoint and this is a data-only "

@@ -146,8 +146,8 @@ def test_an_adopted_import_replays_like_an_own_checkpoint(store):
     """Replay follows the same decision as unpickling: unsigned import, no replay unless
     trusted; once adopted (signed), it replays without asking."""
     from elastic_lite import _checkpoint_replay
-    assert _checkpoint_replay.replay_permission(False, "it was imported from x", {"imported": "x"})[0] is False
-    assert _checkpoint_replay.replay_permission(False, None, {"imported": "x"}) == (True, None)
+    assert _checkpoint_replay.replay_permission(False, "it was imported from x")[0] is False
+    assert _checkpoint_replay.replay_permission(False, None) == (True, None)
     assert _checkpoint_replay.replay_permission(True, "it was imported from x")[0] is True
     assert _checkpoint_replay.replay_permission(True, None, data_only=True)[0] is False
 
