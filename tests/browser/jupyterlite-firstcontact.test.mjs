@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 
 import {
   CELL_BUILD, CELL_CHECK, CHECKPOINT_BUTTON, ITEM, OFFER, RESTORE_BUTTON, answerRestoreOffer, clickWhenFree,
-  currentNotebookName, labUrl, newNotebookFromLauncher, openSidebar, openSite, runCell, typeAndRun, waitForNotebook,
+  currentNotebookName, labUrl, newNotebookFromLauncher, openSidebar, openSite, runCell, settleDialogs, typeAndRun, waitForNotebook,
   waitForOutput,
 } from './jupyterlite-page.mjs';
 
@@ -28,9 +28,17 @@ async function newTab() {
 
 /** Ctrl+S on a notebook never saved: JupyterLab asks for its name; `name` is given. */
 async function saveAsAtFirstSave(page, name) {
-  await page.keyboard.press('Control+s');
   const ask = page.locator('.jp-Dialog', { has: page.getByRole('textbox', { name: 'File name' }) });
-  await ask.waitFor({ timeout: 30_000 });
+  // As a person does when a key press went nowhere (the notebook had no focus yet on a loaded
+  // machine): click into the notebook and press Ctrl+S again.
+  for (let attempt = 1; ; attempt += 1) {
+    await settleDialogs(page);
+    await page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell .jp-InputPrompt').first().click();
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+s');
+    if (await ask.waitFor({ timeout: 20_000 }).then(() => true, () => false)) break;
+    if (attempt === 3) throw new Error('Ctrl+S on the new notebook never asked for its name (3 tries)');
+  }
   await ask.getByRole('textbox', { name: 'File name' }).fill(name);
   await ask.locator('button.jp-mod-accept').click();
   await page.locator('.lm-TabBar-tab.lm-mod-current:not(.jp-mod-dirty)', { hasText: name }).first().waitFor({ timeout: 30_000 });

@@ -116,6 +116,10 @@ test('JupyterLite: a generator, an open file and an sqlite3 database come back b
     // that wrote the file was not re-run (its stamp is the one restored). (No globals() here:
     // a cell that calls it can never be replayed, and this one advances the generator.)
     assert.equal(out, 'next 4 6 2\nsame file True');
+    // The automatic point after that cell (what Restore brings back after the restart below) is
+    // taken with replay on: wait until the sidebar says it is saved before turning replay off.
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-historyStatus', { hasText: /^After \[\d+\] print\("next"/ })
+      .waitFor({ timeout: 120_000 });
 
     // Turned off (a setting, toggled from the palette): a restore re-runs no cell and says so.
     await runFromPalette(page, 'Recompute by replay what a checkpoint cannot store');
