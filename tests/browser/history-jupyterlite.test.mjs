@@ -8,25 +8,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  ITEM, RESTORE_BUTTON, answerRestoreOffer, cell, openNotebook, openSidebar, openSite,
+  ITEM, RESTORE_BUTTON, answerRestoreOffer, appendCell, cell, openNotebook, openSidebar, openSite,
   restartKernelFromMenu, runCell, runFromPalette, sidebarItems, waitForItemCount,
   waitForNotebook, waitForRestoreOffer, waitForStatus,
 } from './jupyterlite-page.mjs';
 
 const TIMEOUT = 600_000;
-
-/** Appends a code cell after the last one, types `code` (one line) into it; its index. */
-async function appendCell(page, code) {
-  const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
-  const last = (await cells.count()) - 1;
-  await cell(page, last).locator('.jp-InputPrompt').click();
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('b');
-  await page.keyboard.press('Enter');
-  await page.keyboard.type(code);
-  await page.keyboard.press('Escape');
-  return last + 1;
-}
 
 /** Waits for the sidebar's history line (the last automatic checkpoint) to match `pattern`. */
 async function waitForHistoryStatus(page, pattern, timeout = 120_000) {

@@ -6,19 +6,7 @@
 // checkpoints in the kernel's real stack: a canary for the margin.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cell, openNotebook, openSidebar, openSite, runCell } from './jupyterlite-page.mjs';
-
-async function appendCell(page, code) {
-  const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
-  const last = (await cells.count()) - 1;
-  await cell(page, last).locator('.jp-InputPrompt').click();
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('b');
-  await page.keyboard.press('Enter');
-  await page.keyboard.type(code);
-  await page.keyboard.press('Escape');
-  return last + 1;
-}
+import { appendCell, openNotebook, openSidebar, openSite, runCell } from './jupyterlite-page.mjs';
 
 const chain = (n, name) => JSON.stringify(`class L:\n    __slots__ = ("v", "next")\n` +
   `    def __init__(s, v, n): s.v, s.next = v, n\n${name} = None\nfor i in range(${n}): ${name} = L(i, ${name})`);

@@ -64,6 +64,19 @@ export function cell(page, n) {
   return page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell').nth(n);
 }
 
+/** Appends a code cell after the last one, types `code` (one line) into it; its index. */
+export async function appendCell(page, code) {
+  const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
+  const last = (await cells.count()) - 1;
+  await cell(page, last).locator('.jp-InputPrompt').click();
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('b');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(code);
+  await page.keyboard.press('Escape');
+  return last + 1;
+}
+
 /** The text of a cell's outputs (stdout, results and errors). */
 export async function cellOutput(page, n) {
   return (await cell(page, n).locator('.jp-OutputArea').innerText()).trim();
