@@ -22,6 +22,7 @@ import time
 
 from ._directory_store import DirectoryStore
 from ._kernel_session import SESSION
+from ._magics import _drive
 from ._store import StoreError
 
 STORE_ENV = "ELASTIC_LITE_STORE"
@@ -50,24 +51,13 @@ def default_store_path(notebook=None):
     return os.path.join(data, "elastic-lite")
 
 
-def _drive(coro):
+def _run(make_coro):
     """Runs a coroutine of the package to its end: at once when it never suspends (the
     directory and memory stores), else with its own event loop in a helper thread (the kernel's
     loop is running this very cell)."""
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coro.close()
-    raise RuntimeError("suspended")
-
-
-def _run(make_coro):
-    try:
-        return _drive(make_coro())
-    except RuntimeError as exc:
-        if str(exc) != "suspended":
-            raise
+    done, value = _drive(make_coro())
+    if done:
+        return value
     out = {}
 
     def worker():
