@@ -99,6 +99,15 @@ export async function assertWhole(store, versions) {
  */
 async function damageRecord(store, key) {
   if (store._records instanceof Map) { store._records.get(key).bytes[100] ^= 1; return; } // MemoryStore
+  if (store.handle) { // FolderStore: through its directory handle (File System Access)
+    const file = await (await store.handle.getDirectoryHandle('records')).getFileHandle(key);
+    const bytes = new Uint8Array(await (await file.getFile()).arrayBuffer());
+    bytes[100] ^= 1;
+    const out = await file.createWritable();
+    await out.write(bytes);
+    await out.close();
+    return;
+  }
   if (store.dir) { // DirectoryStore
     const fs = await import('node:fs/promises');
     const file = `${store.dir}/records/${key}`;

@@ -1,0 +1,119 @@
+// FolderStore (the browser's folder on disk, File System Access) over a directory handle backed
+// by a real temporary folder (helpers/fs-directory-handle.mjs): the store contract, and the
+// same folder read and written by the Node DirectoryStore and by the `elastic-lite` CLI, both
+// ways (one layout: docs/STORE-LAYOUT.md).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { FolderStore } from '../../js/store/folder.mjs';
+import { DirectoryStore } from '../../js/store/directory.mjs';
+import { NodeDirectoryHandle } from './helpers/fs-directory-handle.mjs';
+import { storeContract, payload, formatTwo, expectedKey } from './store-contract.mjs';
+import { runCli } from './cli-helpers.mjs';
+import { tempDir } from '../helpers/tempdir.mjs';
+import { loadCore } from '../../js/core.mjs';
+
+const core = await loadCore();
+
+/** A real checkpoint file (one data record: the pickle of 1), as the core writes it. */
+function realCheckpoint() {
+  const w = core.newWriter({ producer: 'elastic-lite test', python: '3.14.2', createdMs: 1 });
+  w.beginRecord(['x'], { kind: 'data' });
+  w.append(new Uint8Array([0x80, 5, 0x4b, 1, 0x2e]));
+  w.endRecord('pickle');
+  return w.finish();
+}
+
+async function folder(opts) {
+  const dir = await tempDir('el-folder-');
+  return { dir, store: new FolderStore(new NodeDirectoryHandle(dir), opts) };
+}
+
+storeContract('FolderStore', async (opts) => (await folder(opts)).store);
+
+/** Every file under dir, relative, sorted. */
+async function tree(dir) {
+  const out = [];
+  for (const e of await fs.readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (e.isFile()) out.push(path.relative(dir, path.join(e.parentPath ?? e.path, e.name)));
+  }
+  return out.sort();
+}
+
+test('a folder written through a directory handle is the Node store\'s layout, file for file', async () => {
+  const { dir, store } = await folder();
+  const other = await tempDir('el-folder-node-');
+  const file = formatTwo([payload(1000, 1), payload(70, 2)]);
+  await store.put('my run', file.bytes, { notebook: 'n.ipynb', createdMs: 5 }, { sign: true });
+  await new DirectoryStore(other).put('my run', file.bytes, { notebook: 'n.ipynb', createdMs: 5 }, { sign: true });
+  assert.deepEqual(await tree(dir), await tree(other));
+  assert.deepEqual(await tree(dir), ['counter.json', 'entries/my%20run.json', ...file.records.map((r) => `records/${expectedKey(r)}`).sort(), 'signing-key']);
+});
+
+test('the Node store and the CLI (ls, verify) read what the folder store wrote: bytes, metadata, its own signature', async () => {
+  const { dir, store } = await folder();
+  const file = formatTwo([payload(5000, 3), payload(64, 4)]);
+  await store.put('from the browser', file.bytes, { notebook: 'a.ipynb', createdMs: 7 }, { sign: true });
+  const node = new DirectoryStore(dir);
+  const got = await node.get('from the browser');
+  assert.deepEqual(got.bytes, file.bytes);
+  assert.equal(got.meta.notebook, 'a.ipynb');
+  assert.equal(got.signature.state, 'valid', 'signed with the folder\'s key, which the Node store reads');
+  const ls = await runCli(['ls', '--store', dir, '--json']);
+  assert.equal(ls.code, 0, ls.stderr);
+  assert.deepEqual(JSON.parse(ls.stdout).checkpoints.map((c) => c.name), ['from the browser']);
+  await store.put('real', realCheckpoint(), { notebook: 'a.ipynb' }, { sign: true });
+  const verify = await runCli(['verify', 'real', '--store', dir]);
+  assert.equal(verify.code, 0, verify.stderr);
+  assert.match(verify.stdout, /checkpoint "real": OK, whole/);
+});
+
+test('the folder store reads what the Node store wrote, checks every record against its key, signs the next commit with the same key', async () => {
+  const dir = await tempDir('el-folder-');
+  const file = formatTwo([payload(3000, 5), payload(200, 6)]);
+  await new DirectoryStore(dir).put('from the CLI', file.bytes, { notebook: 'b.ipynb' }, { sign: true });
+  const store = new FolderStore(new NodeDirectoryHandle(dir));
+  assert.deepEqual((await store.list()).map((e) => e.name), ['from the CLI']);
+  const got = await store.get('from the CLI');
+  assert.deepEqual(got.bytes, file.bytes);
+  assert.equal(got.signature.state, 'valid');
+  assert.deepEqual(got.damaged, []);
+  // a record changed on disk behind both stores' backs: damage, named by its key, and marked
+  const key = expectedKey(file.records[0]);
+  const changed = Buffer.from(file.records[0]); changed[10] ^= 1;
+  await fs.writeFile(path.join(dir, 'records', key), changed);
+  const again = await store.get('from the CLI');
+  assert.deepEqual(again.damaged.map((d) => d.key), [key]);
+  assert.deepEqual(await tree(path.join(dir, 'records')), [key, `${key}.damaged`, expectedKey(file.records[1])].sort());
+  assert.deepEqual(await new DirectoryStore(dir).hasRecords([key]), [false], 'the Node store sees the marker');
+  // the next write of the true bytes repairs it, and the generation goes on from the CLI's counter
+  await store.put('repaired', file.bytes, {}, { sign: true });
+  assert.deepEqual((await new DirectoryStore(dir).get('from the CLI')).damaged, []);
+  assert.equal((await new DirectoryStore(dir).get('repaired')).signature.state, 'valid');
+  assert.equal(await store.generation('repaired'), 2);
+});
+
+test('locks: a live CLI writer\'s lock file is waited for and named; a dead tab\'s lock of this origin is taken over; the CLI never breaks a browser\'s', async () => {
+  const { dir, store } = await folder({ lockTimeoutMs: 60 });
+  await fs.mkdir(path.join(dir, 'locks'), { mode: 0o700 });
+  const lockFile = path.join(dir, 'locks', 'x.lock');
+  await fs.writeFile(lockFile, JSON.stringify({ pid: process.pid, host: os.hostname(), token: 't1', sinceMs: 1 }), { mode: 0o600 });
+  const err = await store.put('x', payload(10), {}).then(() => null, (e) => e);
+  assert.equal(err?.code, 'busy');
+  assert.match(err.message, new RegExp(`Checkpoint "x" is being saved by process ${process.pid} on ${os.hostname()}.*remove the lock file .*locks/x\\.lock`));
+  // a lock file this origin's tab left when it died (no Web Lock held for it): taken over
+  await fs.writeFile(lockFile, JSON.stringify({ pid: 0, host: 'browser unknown', token: 'browser-dead', sinceMs: 1 }), { mode: 0o600 });
+  await store.put('x', payload(10), {});
+  assert.deepEqual((await store.get('x')).bytes, payload(10));
+  await assert.rejects(fs.stat(lockFile), { code: 'ENOENT' }, 'released after the write');
+  // the CLI waits for a browser's lock (another host to it) and names the file
+  const held = await store.lock('x');
+  const node = new DirectoryStore(dir, { lockTimeoutMs: 60 });
+  const nodeErr = await node.put('x', payload(11), {}).then(() => null, (e) => e);
+  assert.equal(nodeErr?.code, 'busy');
+  assert.match(nodeErr.message, /being saved by process 0 on browser unknown .*remove the lock file .*x\.lock/);
+  await held.release();
+  await node.put('x', payload(11), {});
+});
