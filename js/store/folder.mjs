@@ -285,3 +285,114 @@ export class FolderStore extends LayoutStore {
     await this._writeFile('', 'signing-key', [new TextEncoder().encode(docText)]);
   }
 }
+
+// ---- the folder a person picked, remembered in this origin (page and kernel worker) ---------
+//
+// A FileSystemDirectoryHandle is structured-cloneable: it is kept in this origin's IndexedDB
+// (database "elastic-lite-folder", object store "folder"), where the page puts it after the
+// picker and the kernel's worker reads it back. With it, per notebook (its key), whether the
+// folder is that notebook's store. Permission: the page asks for it (requestPermission needs
+// a click); a worker can only query it, and uses the folder only while it is granted.
+
+const CHOICE_DB = 'elastic-lite-folder';
+const CHOICE_STORE = 'folder';
+
+function choiceDb() {
+  return new Promise((resolve, reject) => {
+    const req = globalThis.indexedDB.open(CHOICE_DB, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore(CHOICE_STORE);
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+async function choiceOp(mode, fn) {
+  const db = await choiceDb();
+  try {
+    return await new Promise((resolve, reject) => {
+      const tx = db.transaction(CHOICE_STORE, mode);
+      const req = fn(tx.objectStore(CHOICE_STORE));
+      tx.oncomplete = () => resolve(req?.result);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/** Remembers `handle` as this origin's checkpoint folder (null: forgets it). */
+export function rememberFolder(handle) {
+  return choiceOp('readwrite', (s) => (handle ? s.put(handle, 'handle') : s.delete('handle')));
+}
+
+/** The remembered folder's handle, or null. */
+export async function rememberedFolder() {
+  return (await choiceOp('readonly', (s) => s.get('handle'))) ?? null;
+}
+
+/** Whether notebook `key` keeps its checkpoints in the folder (true) or in the browser (false). */
+export function setFolderDefault(key, on) {
+  return choiceOp('readwrite', (s) => (on ? s.put(true, `notebook:${key}`) : s.delete(`notebook:${key}`)));
+}
+
+export async function folderIsDefault(key) {
+  return (await choiceOp('readonly', (s) => s.get(`notebook:${key}`))) === true;
+}
+
+/** 'granted', 'prompt' or 'denied' for reading and writing the folder; `request` asks (a click). */
+export async function folderPermission(handle, { request = false } = {}) {
+  if (typeof handle.queryPermission !== 'function') return 'granted';
+  const state = await handle.queryPermission({ mode: 'readwrite' });
+  if (state !== 'prompt' || !request) return state;
+  return handle.requestPermission({ mode: 'readwrite' });
+}
+
+/**
+ * The store of notebook `key` when it is the folder: {store, folder, state} — store a
+ * FolderStore when the folder is remembered, chosen for the notebook and permission is
+ * granted; otherwise store null and state says why ('none', 'browser', 'prompt', 'denied').
+ */
+export async function folderStoreFor(key, options) {
+  const handle = await rememberedFolder();
+  if (!handle) return { store: null, folder: null, state: 'none' };
+  if (!(await folderIsDefault(key))) return { store: null, folder: handle.name, state: 'browser' };
+  const state = await folderPermission(handle);
+  return { store: state === 'granted' ? new FolderStore(handle, options) : null, folder: handle.name, state };
+}
+
+/**
+ * Copies every checkpoint of store `from` into store `to` (a backup: "Copy all checkpoints to
+ * the folder"): records by key (those `to` holds already are not sent again), then the entry.
+ * A checkpoint `from` vouches for (its signature valid there) is signed by `to` as its own;
+ * any other stays foreign (unsigned). One whose records do not match their keys is not copied.
+ * Returns {copied: [name], same: [name], damaged: [name]}.
+ */
+export async function copyCheckpoints(from, to) {
+  const out = { copied: [], same: [], damaged: [] };
+  for (const { name } of await from.list()) {
+    const entry = await from.getEntry(name);
+    if (!entry) continue;
+    const there = await to.getEntry(name).catch(() => null);
+    if (there && sameEntry(there, entry)) { out.same.push(name); continue; }
+    const keys = entry.records.map((r) => r.key);
+    const unique = [...new Set(keys)];
+    const held = await to.hasRecords(unique);
+    const send = unique.filter((_, i) => !held[i]);
+    const bytes = send.length ? await from.readRecords(send) : [];
+    if (bytes.damaged?.length) { out.damaged.push(name); continue; }
+    if (bytes.length) await to.putRecords(bytes);
+    const { generation, ...meta } = entry.meta; // the generation is the target store's own
+    await to.commit(name, { head: entry.head, records: entry.records, tail: entry.tail, meta },
+      { sign: entry.signature?.state === 'valid', retention: null });
+    out.copied.push(name);
+  }
+  return out;
+}
+
+function sameEntry(a, b) {
+  const bytesEqual = (x, y) => x.byteLength === y.byteLength && x.every((v, i) => v === y[i]);
+  return a.size === b.size && bytesEqual(a.head, b.head) && bytesEqual(a.tail, b.tail) &&
+    a.records.length === b.records.length && a.records.every((r, i) => r.key === b.records[i].key) &&
+    a.meta?.createdMs === b.meta?.createdMs;
+}

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { FolderStore } from '../../js/store/folder.mjs';
+import { FolderStore, copyCheckpoints } from '../../js/store/folder.mjs';
+import { MemoryStore } from '../../js/store/memory.mjs';
 import { DirectoryStore } from '../../js/store/directory.mjs';
 import { NodeDirectoryHandle } from './helpers/fs-directory-handle.mjs';
 import { storeContract, payload, formatTwo, expectedKey } from './store-contract.mjs';
@@ -116,4 +117,21 @@ test('locks: a live CLI writer\'s lock file is waited for and named; a dead tab\
   assert.match(nodeErr.message, /being saved by process 0 on browser unknown .*remove the lock file .*x\.lock/);
   await held.release();
   await node.put('x', payload(11), {});
+});
+
+test('copyCheckpoints backs a store up into the folder: own checkpoints signed by the folder, foreign ones stay foreign, nothing sent twice', async () => {
+  const from = new MemoryStore();
+  const shared = payload(4000, 9);
+  const own = formatTwo([shared, payload(100, 10)]);
+  const foreign = formatTwo([shared, payload(90, 11)], { seed: 3 });
+  await from.put('own', own.bytes, { notebook: 'n', createdMs: 2 }, { sign: true });
+  await from.put('imported', foreign.bytes, { notebook: 'n', createdMs: 1 });
+  const { dir, store } = await folder();
+  assert.deepEqual(await copyCheckpoints(from, store), { copied: ['own', 'imported'], same: [], damaged: [] });
+  const node = new DirectoryStore(dir);
+  assert.deepEqual((await node.get('own')).bytes, own.bytes);
+  assert.equal((await node.get('own')).signature.state, 'valid');
+  assert.equal((await node.get('imported')).signature.state, 'unsigned');
+  assert.equal((await node.stats()).records, 3, 'the shared record once');
+  assert.deepEqual(await copyCheckpoints(from, store), { copied: [], same: ['own', 'imported'], damaged: [] });
 });
