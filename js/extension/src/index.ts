@@ -12,6 +12,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { ElasticLiteController } from './controller';
+import { addFolderCommands } from './folder-ui';
 import { NotebookIdentity } from './identity';
 import { IRetention } from './modules';
 import { offerPublished } from './published';
@@ -68,6 +69,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     addCommands(app, tracker, controller, settings);
     addSidebar(app, tracker, controller, restorer);
     addToPalette(palette);
+    addFolderCommands(app, tracker, controller).forEach(command => palette?.addItem({ command, category: 'Elastic Lite' }));
     // The toolbar buttons are declared in schema/plugin.json ("jupyter.lab.toolbars"), so
     // JupyterLab places them and a person can move or hide them in the settings.
     tracker.widgetAdded.connect((_, panel) => watchKernel(panel, controller, settings));

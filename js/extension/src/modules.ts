@@ -41,7 +41,7 @@ export interface IStore {
 // webpack sets this to the folder remoteEntry.js was loaded from: .../<ext>/static/
 declare let __webpack_public_path__: string;
 
-function staticUrl(rel: string): string {
+export function staticUrl(rel: string): string {
   return new URL(rel, new URL(__webpack_public_path__, document.baseURI)).href;
 }
 

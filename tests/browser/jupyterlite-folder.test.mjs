@@ -1,0 +1,147 @@
+// Checkpoints in a folder (File System Access) in the offline JupyterLite site, in Chromium:
+// "Save checkpoints to a folder…" with the picker stubbed through the page, a checkpoint from
+// the kernel (its worker writes the folder), the sidebar listing it, a restore after a reload
+// (the handle remembered in IndexedDB, read again by the new kernel's worker); the same folder
+// read by the CLI (ls, verify, restore), and a folder written by the CLI (run) restored in the
+// browser.
+//
+// The picker returns a folder of the origin's private file system (OPFS): a real
+// FileSystemDirectoryHandle, which can be kept in IndexedDB and reach the kernel's worker as
+// the product's handle does (no Chromium switch picks a disk folder without the dialog, and a
+// handle made of JS functions could not be cloned). The folder's files are copied byte for
+// byte to a real directory for the CLI, and a CLI-written directory into OPFS for the page:
+// the layout is what is tested both ways. The store's own writes to a real directory through
+// a handle: tests/node/store-folder.test.mjs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import {
+  CELL_BUILD, CELL_CHECK, ITEM, answerRestoreOffer, appendCell, openNotebook, openSidebar, openSite, runCell,
+  runFromPalette, waitForItemCount, waitForStatus,
+} from './jupyterlite-page.mjs';
+import { tempDirSync } from '../helpers/tempdir.mjs';
+import { runCli } from '../node/cli-helpers.mjs';
+
+// window.showDirectoryPicker: the OPFS folder named by localStorage 'el-test-folder'.
+const PICKER = `window.showDirectoryPicker = async () => (await navigator.storage.getDirectory())
+  .getDirectoryHandle(localStorage.getItem('el-test-folder') || 'checkpoints', { create: true });`;
+
+/** Every file of OPFS folder `name`: [{path, base64}]. */
+function readOpfs(page, name) {
+  return page.evaluate(async (top) => {
+    const out = [];
+    const walk = async (dir, at) => {
+      for await (const [n, h] of dir.entries()) {
+        if (h.kind === 'directory') await walk(h, `${at}${n}/`);
+        else {
+          const b = new Uint8Array(await (await h.getFile()).arrayBuffer());
+          let s = ''; for (const x of b) s += String.fromCharCode(x);
+          out.push({ path: at + n, base64: btoa(s) });
+        }
+      }
+    };
+    await walk(await (await navigator.storage.getDirectory()).getDirectoryHandle(top), '');
+    return out;
+  }, name);
+}
+
+/** Copies OPFS folder `name` to `dir` as Chromium makes files on disk (0600, folders 0700). */
+async function opfsToDisk(page, name, dir) {
+  for (const f of await readOpfs(page, name)) {
+    const file = path.join(dir, f.path);
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(file, Buffer.from(f.base64, 'base64'), { mode: 0o600 });
+  }
+}
+
+/** Copies directory `dir` into OPFS folder `name` (made afresh). */
+async function diskToOpfs(page, dir, name) {
+  const files = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+    .map((e) => { const p = path.join(e.parentPath ?? e.path, e.name); return { path: path.relative(dir, p), base64: fs.readFileSync(p).toString('base64') }; });
+  await page.evaluate(async ([top, list]) => {
+    const root = await navigator.storage.getDirectory();
+    await root.removeEntry(top, { recursive: true }).catch(() => {});
+    const base = await root.getDirectoryHandle(top, { create: true });
+    for (const f of list) {
+      const parts = f.path.split('/');
+      let dir = base;
+      for (const p of parts.slice(0, -1)) dir = await dir.getDirectoryHandle(p, { create: true });
+      const out = await (await dir.getFileHandle(parts.at(-1), { create: true })).createWritable();
+      await out.write(Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0)));
+      await out.close();
+    }
+  }, [name, files]);
+}
+
+test('checkpoints saved to a folder: the kernel writes it, restored after a reload, read by the CLI; a CLI-written folder restores in the browser', { timeout: 900_000 }, async () => {
+  const site = await openSite();
+  const { page } = site;
+  const tmp = tempDirSync('elastic-lite-folder-');
+  try {
+    await page.addInitScript(PICKER);
+    await openNotebook(page, site.url);
+    await runFromPalette(page, 'Auto-checkpoint after each successful cell'); // off: one checkpoint per step
+    await runCell(page, CELL_BUILD, 'state built');
+    await openSidebar(page);
+    await waitForItemCount(page, 0);
+
+    // 1. the folder becomes this notebook's store; the kernel checkpoints into it
+    await runFromPalette(page, 'Save checkpoints to a folder…');
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-folderChoice').filter({ has: page.locator('option[value="folder"]') })
+      .waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelector('#elastic-lite-sidebar .jp-ElasticLite-folderChoice')?.value === 'folder',
+      null, { timeout: 30_000 });
+    await runFromPalette(page, 'Checkpoint kernel');
+    await waitForStatus(page, /Checkpoint saved/);
+    await waitForItemCount(page, 1);
+    const name = await page.locator(ITEM).first().getAttribute('data-name');
+    const files = (await readOpfs(page, 'checkpoints')).map((f) => f.path);
+    assert.ok(files.includes('signing-key') && files.includes('counter.json'), files.join(' '));
+    assert.ok(files.some((f) => f.startsWith('entries/')) && files.some((f) => /^records\/[0-9a-f]{64}$/.test(f)), files.join(' '));
+    // nothing of it in the browser's own store
+    const inIdb = await page.evaluate(async () => {
+      const m = await import(`${location.origin}/extensions/elastic-lite-jupyterlite/static/elastic-lite/js/store/indexeddb.mjs`);
+      return (await new m.IndexedDBStore().list()).length;
+    });
+    assert.equal(inIdb, 0, 'the checkpoint went to the folder, not to IndexedDB');
+
+    // 2. the CLI reads the same folder: ls, verify, restore
+    const dir = path.join(tmp, 'from-browser');
+    await opfsToDisk(page, 'checkpoints', dir);
+    const ls = await runCli(['ls', '--store', dir, '--json']);
+    assert.equal(ls.code, 0, ls.stderr);
+    assert.deepEqual(JSON.parse(ls.stdout).checkpoints.map((c) => c.name), [name]);
+    const verify = await runCli(['verify', name, '--store', dir]);
+    assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+    const restored = await runCli(['restore', name, '--store', dir, '-c', 'print("cli sees", scale([1, 2]), holder["ref"] is shared)']);
+    assert.equal(restored.code, 0, restored.stdout + restored.stderr);
+    assert.match(restored.stdout, /cli sees \[3, 6\] True/);
+    assert.doesNotMatch(restored.stdout + restored.stderr, /foreign|not signed/i, 'the folder\'s own key signed it');
+
+    // 3. after a reload: the remembered folder, the new kernel's store; its checkpoint restores
+    await page.reload();
+    await openNotebook(page, site.url);
+    await answerRestoreOffer(page, 'Restore', 180_000);
+    await waitForStatus(page, /Restored/);
+    await runCell(page, CELL_CHECK, 'restore verified');
+
+    // 4. a folder written by the CLI restores in the browser
+    const nbDir = path.join(tmp, 'nb');
+    fs.mkdirSync(nbDir);
+    const nb = path.join(nbDir, 'cli.ipynb');
+    fs.writeFileSync(nb, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [
+      { cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source: ['made_by_cli = {"n": 41 + 1}'] }] }));
+    const cliStore = path.join(tmp, 'from-cli');
+    const run = await runCli(['run', nb, '--store', cliStore, '--name', 'from the CLI']);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    await diskToOpfs(page, cliStore, 'cli-folder');
+    await page.evaluate(() => localStorage.setItem('el-test-folder', 'cli-folder'));
+    await runFromPalette(page, 'Save checkpoints to a folder…');
+    const at = await appendCell(page, 'import elastic_lite; _r = await elastic_lite.restore("from the CLI"); print("browser sees", made_by_cli["n"])');
+    await runCell(page, at, 'browser sees 42');
+  } finally {
+    await site.close();
+  }
+});
