@@ -99,6 +99,9 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
     const name = await page.locator(ITEM).first().getAttribute('data-name');
     const files = (await readOpfs(page, 'checkpoints')).map((f) => f.path);
     assert.ok(files.includes('signing-key') && files.includes('counter.json'), files.join(' '));
+    // the folder keeps the history as the browser's store does (the settings' retention)
+    const kept = JSON.parse(Buffer.from((await readOpfs(page, 'checkpoints')).find((f) => f.path === 'retention.json').base64, 'base64'));
+    assert.deepEqual(kept.default, { keepLast: 30, keepHourly: 24, maxBytes: 1024 * 1024 * 1024 });
     assert.ok(files.some((f) => f.startsWith('entries/')) && files.some((f) => /^records\/[0-9a-f]{64}$/.test(f)), files.join(' '));
     // nothing of it in the browser's own store
     const inIdb = await page.evaluate(async () => {

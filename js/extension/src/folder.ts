@@ -13,13 +13,13 @@
 import { Kernel } from '@jupyterlab/services';
 
 import { IKernelResult, MARKER, runInKernel } from './kernel';
-import { getStore, IStore, staticUrl } from './modules';
+import { getStore, IRetention, IStore, staticUrl } from './modules';
 
 const FOLDER_MODULE = 'elastic-lite/js/store/folder.mjs';
 
 /** What the extension uses of js/store/folder.mjs. */
 interface IFolderModule {
-  FolderStore: new (handle: FileSystemDirectoryHandle) => IStore;
+  FolderStore: new (handle: FileSystemDirectoryHandle) => IFolderStore;
   rememberFolder(handle: FileSystemDirectoryHandle | null): Promise<void>;
   rememberedFolder(): Promise<FileSystemDirectoryHandle | null>;
   setFolderDefault(key: string, on: boolean): Promise<void>;
@@ -29,7 +29,14 @@ interface IFolderModule {
   copyCheckpoints(from: IStore, to: IStore): Promise<{ copied: string[]; same: string[]; damaged: string[] }>;
 }
 
+/** A FolderStore as the page uses it. */
+interface IFolderStore extends IStore {
+  handle: FileSystemDirectoryHandle;
+  getRetention(notebook: string | null): Promise<IRetention | null>;
+}
+
 let modulePromise: Promise<IFolderModule> | null = null;
+let pageFolder: IFolderStore | null = null;
 
 function folderModule(): Promise<IFolderModule> {
   if (!modulePromise) {
@@ -66,7 +73,15 @@ export async function pageStore(key: string): Promise<IStore> {
   const found = await folderModule()
     .then(m => m.folderStoreFor(key))
     .catch(() => null);
-  return found?.store ?? getStore();
+  const store = found?.store as IFolderStore | null | undefined;
+  if (!store) {
+    return getStore();
+  }
+  // one object per folder: it sweeps what dead writers left once, on first use, not per listing
+  if (!pageFolder || !(await pageFolder.handle.isSameEntry(store.handle))) {
+    pageFolder = store;
+  }
+  return pageFolder;
 }
 
 /**
@@ -121,6 +136,14 @@ export async function chooseFolder(key: string): Promise<string> {
   }
   await m.rememberFolder(handle);
   await m.setFolderDefault(key, true);
+  // a folder without retention settings of its own keeps the history like this browser's store
+  const folder = new m.FolderStore(handle);
+  if (!(await folder.getRetention(null))) {
+    const policy = await ((await getStore()) as unknown as IFolderStore).getRetention(null);
+    if (policy) {
+      await folder.setRetention(null, policy);
+    }
+  }
   return `Checkpoints of this notebook now go to the folder "${handle.name}".`;
 }
 
