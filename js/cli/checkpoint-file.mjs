@@ -9,6 +9,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT } from './errors.mjs';
+import { notFound } from '../shared/report.mjs';
 import { readFileBytes } from './files.mjs';
 import { timed } from './progress.mjs';
 import { startSession } from './pyodide-session.mjs';
@@ -30,7 +31,8 @@ export async function resolveCheckpoint(ctx, arg, { readFile = true } = {}) {
       return { kind: 'store', name: arg, label: `checkpoint "${arg}"` };
     }
     if (!(await fs.stat(arg).then(() => true, () => false))) {
-      throw new CliError(`no checkpoint named "${arg}" in ${ctx.storeDir}, and no file ${arg} (see: elastic-lite ls).`, EXIT.NOT_FOUND);
+      throw new CliError(`no checkpoint named ${JSON.stringify(arg)} in ${ctx.storeDir}, and no file ${arg} (see: elastic-lite ls).`,
+        EXIT.NOT_FOUND, { problem: notFound(arg) });
     }
   }
   const file = { kind: 'file', file: path.resolve(arg), label: arg };
@@ -39,6 +41,7 @@ export async function resolveCheckpoint(ctx, arg, { readFile = true } = {}) {
 
 /** The host API's arguments for a resolved checkpoint: { kwargs, data }. */
 export function hostArgs(src) {
+  if (src.kind === 'choice') return { kwargs: {}, data: null }; // the kernel picks (restore without NAME)
   return src.kind === 'store' ? { kwargs: { name: src.name }, data: null } : { kwargs: {}, data: src.bytes };
 }
 

@@ -70,6 +70,16 @@ export function makeContext(values, positionals, { stdout = process.stdout, stde
       stdout.write(`${JSON.stringify(obj, null, 2)}\n`);
       jsonState.emitted = true;
     },
+    /**
+     * A command that failed with `report` (host schema): under --json the report is the one
+     * document and `line` goes to stderr; else `line` is the error. Returns or throws `exitCode`.
+     */
+    failWith(report, exitCode, line) {
+      this.emit(report);
+      if (!values.json) throw new CliError(line, exitCode);
+      stderr.write(`elastic-lite: ${shownText(line)}\n`);
+      return exitCode;
+    },
     /** A warning on stderr, in one line (names in it from a file are shown escaped). */
     warn(text) { stderr.write(`elastic-lite: warning: ${shownText(text)}\n`); },
     stdout,

@@ -7,6 +7,12 @@
 import { parseArgs } from 'node:util';
 import { CliError, EXIT } from './errors.mjs';
 import { makeContext, DEFAULT_STORE, jsonState } from './context.mjs';
+import { hostReport, problem } from '../shared/report.mjs';
+
+/** The problem code of a failure the CLI itself reports, by exit status (docs/INTERFACES.md). */
+const CLI_CODES = { [EXIT.USAGE]: 'usage', [EXIT.NOT_FOUND]: 'not-found', [EXIT.ENV]: 'environment' };
+/** The host operation of a command, where its name is not the operation's (its report's `op`). */
+const OPS = { ls: 'list', rm: 'delete' };
 
 const COMMANDS = ['run', 'restore', 'ls', 'inspect', 'verify', 'export', 'import', 'rm', 'retention', 'keygen', 'publish'];
 
@@ -125,7 +131,12 @@ function report(err, argv) {
   process.stderr.write(`elastic-lite: ${message.replace(/\s+$/, '')}\n`);
   if (err instanceof CliError && err.details) process.stderr.write(`${err.details.replace(/\s+$/, '')}\n`);
   if (debug && err && err.stack) process.stderr.write(`${err.stack}\n`);
-  if (json && !jsonState.emitted) process.stdout.write(`${JSON.stringify({ ok: false, error: { message, exitCode: code } }, null, 2)}\n`);
+  if (json && !jsonState.emitted) {
+    // the report schema with the failure as its one problem (`error`: the message and exit code)
+    const failed = hostReport(COMMANDS.includes(argv[0]) ? OPS[argv[0]] ?? argv[0] : null, { ok: false, error: { message, exitCode: code } });
+    failed.problems.push(err?.problem ?? problem('failed', message, { code: CLI_CODES[code] ?? 'failed' }));
+    process.stdout.write(`${JSON.stringify(failed, null, 2)}\n`);
+  }
   return code;
 }
 

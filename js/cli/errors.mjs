@@ -17,11 +17,12 @@ export const EXIT = Object.freeze({
 });
 
 export class CliError extends Error {
-  constructor(message, exitCode = EXIT.FAILED, { details } = {}) {
+  constructor(message, exitCode = EXIT.FAILED, { details, problem } = {}) {
     super(message);
     this.name = 'CliError';
     this.exitCode = exitCode;
     this.details = details; // extra lines (e.g. a traceback) printed after the message
+    this.problem = problem; // the host report's problem it is, when the kernel has words for it
   }
 }
 

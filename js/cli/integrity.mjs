@@ -6,11 +6,10 @@
 // Integrity only. What a checkpoint would import, and whether restore would refuse a record,
 // is the trust judgement of elastic_lite (Python): `inspect` shows it, `verify` does not.
 //
-// The problems are the ones elastic_lite.host.inspect reports for the same bytes, built the
-// same way from the same core report (py/elastic_lite/_report.py: describe_error,
-// record_problem, inspection_problems; host.py: the empty file and store failures), so that
-// verify and inspect print the same line for the same damage; tests/node/cli-verify-parity
-// runs both on the same damaged files and compares them.
+// The problems are the C core's own (its error objects: code, message, byte offset, record),
+// put in the host report's problem shape the way elastic_lite's _report.core_damage puts
+// them, so verify and inspect print the same line for the same damage;
+// tests/node/cli-verify-parity runs both on the same damaged files and compares them.
 import zlib from 'node:zlib';
 import { CliError, EXIT, repairHint } from './errors.mjs';
 
@@ -38,23 +37,9 @@ function problem(kind, message, { names = [], record = null, code = null, offset
   return { kind, names: names.map(String), record, message: String(message), code, calls: [], offset };
 }
 
-/** The core's error object as one phrase: its message and, when known, the byte offset. */
-export function describeError(err) {
-  if (!err) return 'damaged';
-  let msg = err.message || 'damaged';
-  if (err.offset != null) msg += ` (byte offset ${err.offset})`;
-  return msg;
-}
-
-/** The damage of one inspected record, or null when it is whole (_report.record_problem). */
-function recordProblem(rec) {
-  if (rec.ok) return null;
-  const err = rec.error ?? {};
-  return problem('damaged', `record ${rec.index} is damaged: ${describeError(err)}`, {
-    names: rec.names ?? [], record: rec.index ?? null, code: err.code ?? null,
-    offset: 'offset' in err ? err.offset : (rec.offset ?? null),
-  });
-}
+/** The core's error object as a damaged problem (_report.core_damage): the core's words. */
+const coreDamage = (err, names, record, offset) =>
+  problem('damaged', err.message || 'damaged', { names, record, code: err.code ?? null, offset });
 
 /**
  * Every damage of a core inspection report, in file order: each damaged record, and the
@@ -62,11 +47,10 @@ function recordProblem(rec) {
  * (_report.inspection_problems without the trust judgement).
  */
 export function damageProblems(info) {
-  const found = (info.records ?? []).map(recordProblem).filter(Boolean);
+  const found = (info.records ?? []).filter((r) => !r.ok).map((r) => coreDamage(r.error ?? {}, r.names ?? [],
+    r.index ?? null, r.error && 'offset' in r.error ? r.error.offset : (r.offset ?? null)));
   const err = info.error;
-  if (err && !found.length) {
-    found.push(problem('damaged', describeError(err), { record: err.record ?? null, code: err.code ?? null, offset: err.offset ?? null }));
-  }
+  if (err && !found.length) found.push(coreDamage(err, [], err.record ?? null, err.offset ?? null));
   const at = (p) => (Number.isInteger(p.offset) ? p.offset : Infinity);
   return found.sort((a, b) => at(a) - at(b)); // stable, like Python's sorted()
 }
@@ -78,15 +62,15 @@ function newReport({ name = null, source = 'data', size = 0, meta = null }) {
 }
 
 /**
- * The report for a store that could not give the checkpoint's bytes, as host._store_failure
- * words it: the message of elastic_lite's store wrapper ("the checkpoint store failed to read
- * 'NAME': ...").
+ * The report for a store that could not give the checkpoint's bytes, as the kernel session's
+ * store_failure words it: the message of elastic_lite's store wrapper ("the checkpoint store
+ * failed to read "NAME": ...", the name quoted as JSON).
  */
 export function storeFailure(name, err) {
   const code = typeof err?.code === 'string' ? err.code : err?.name;
   const msg = err?.message || String(err);
   const report = newReport({ name, source: 'store' });
-  report.problems.push(problem('failed', `the checkpoint store failed to read ${pyRepr(name)}: ${msg}`,
+  report.problems.push(problem('failed', `the checkpoint store failed to read ${JSON.stringify(String(name))}: ${msg}`,
     { code: QUOTA_CODES.includes(code) ? 'quota' : 'store' }));
   return report;
 }
@@ -120,26 +104,4 @@ export async function checkIntegrity(bytes, { name = null, source = 'data', meta
   report.problems = damageProblems(info);
   report.timings.total_ms = performance.now() - t0;
   return report;
-}
-
-/**
- * Python's repr() of a string, which the store failure's message quotes the name with: single
- * quotes unless the name holds one and no double quote; a backslash before that quote and
- * before backslashes; \xNN, \uNNNN or \UNNNNNNNN for what Python does not print (control,
- * format, separator characters other than the space).
- */
-export function pyRepr(s) {
-  const text = String(s);
-  const q = text.includes("'") && !text.includes('"') ? '"' : "'";
-  const hex = (c, n) => c.toString(16).padStart(n, '0');
-  const named = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', [q]: `\\${q}` };
-  let out = '';
-  for (const ch of text) {
-    const c = ch.codePointAt(0);
-    if (named[ch]) out += named[ch];
-    else if (ch !== ' ' && /[\p{C}\p{Z}]/u.test(ch)) {
-      out += c < 0x100 ? `\\x${hex(c, 2)}` : c < 0x10000 ? `\\u${hex(c, 4)}` : `\\U${hex(c, 8)}`;
-    } else out += ch;
-  }
-  return `${q}${out}${q}`;
 }

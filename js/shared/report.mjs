@@ -6,6 +6,51 @@
 // Plain ES module with no imports: Node imports it, the demo page loads it by URL, the
 // extension bundles it.
 
+/**
+ * A report of the host schema (docs/INTERFACES.md, "Report schema") made by a host with no
+ * kernel at hand: the CLI's ls, rm, export, retention and verify (plain store reads, or the C
+ * core alone), the demo's export. `{op, ok, problems, warnings, timings, ...fields}`.
+ */
+export function hostReport(op, fields = {}) {
+  return { op, ok: true, problems: [], warnings: [], timings: {}, ...fields };
+}
+
+/** One problem of a host report, {kind, names, record, message, code, calls, offset} (Python: _report.problem). */
+export function problem(kind, message, { names = [], record = null, code = null, offset = null, calls = [] } = {}) {
+  return { kind, names: names.map(String), record, message: String(message), code, calls: [...calls], offset };
+}
+
+/** `report` failed with one problem (Python: _kernel_session.fail). */
+export function failed(report, kind, message, detail = {}) {
+  report.ok = false;
+  report.problems.push(problem(kind, message, detail));
+  return report;
+}
+
+/**
+ * A name the store does not hold, as a `not-found` problem in the kernel session's words
+ * (_kernel_session.not_found: the name quoted as JSON; no variable names).
+ */
+export const notFound = (name) => problem('failed', `no checkpoint named ${JSON.stringify(String(name))}`, { code: 'not-found' });
+
+/** What a checkpoint without a name is called in every host (host.list's `default_name`). */
+export const DEFAULT_NAME = 'checkpoint';
+
+/**
+ * host.list's report for a store's entries (newest first) where no kernel can be asked (the
+ * CLI's ls runs without Python): each entry with its point `label`, the `restore_choice` and
+ * the `default_name`, by the rules the kernel applies (tests/vectors/point-labels.json,
+ * restore-choice.json). `since`: as restoreChoice's.
+ */
+export function listReport(entries, { notebook = null, since } = {}) {
+  return hostReport('list', {
+    notebook,
+    checkpoints: entries.map((e) => ({ ...e, label: pointLabel(e.meta) })),
+    restore_choice: restoreChoice(entries, since)?.name ?? null,
+    default_name: DEFAULT_NAME,
+  });
+}
+
 /** The names of the manifest record (modules, skipped variables, types; no user variable). */
 export const MANIFEST = '__elastic_lite_manifest__';
 

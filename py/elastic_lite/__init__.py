@@ -6,11 +6,12 @@
     await el.checkpoint("before-train")   # ... through the store (IndexedDB in a browser)
     await el.restore("before-train")      # the report: rep.ok, rep.problems, print(rep)
     await el.list_checkpoints(); await el.delete_checkpoint("before-train")
+    await el.inspect("before-train")      # or inspect(data=bytes): what it holds, nothing loaded
     el.set_notebook("analysis.ipynb")     # later checkpoints (and the magics) are this notebook's
     %load_ext elastic_lite                # %checkpoint [name], %restore [name], %checkpoints
     el.record_session()                   # record cells: restore recomputes what was not saved
 
-checkpoint, restore, list_checkpoints and delete_checkpoint are those of
+checkpoint, restore, inspect, list_checkpoints and delete_checkpoint are those of
 `elastic_lite.host` (what every host calls): the same arguments, the same report (a dict whose
 fields also read as attributes), the same words. Nothing raises for a store failure or a
 missing checkpoint: `ok` is false and `problems` say what went wrong and what to do.
@@ -19,13 +20,13 @@ missing checkpoint: `ok` is false and `problems` say what went wrong and what to
 from . import host
 from ._kernel_session import SESSION
 from ._report import GroupReport, RestoreReport, Snapshot
-from ._restore import CheckpointError, inspect, load_snapshot
+from ._restore import CheckpointError, load_snapshot
 from ._session import record_session, stop_recording
 from ._snapshot import snapshot
 from ._store import MemoryStore, StoreError
 from ._version import __version__
 
-checkpoint, restore = host.checkpoint, host.restore
+checkpoint, restore, inspect = host.checkpoint, host.restore, host.inspect
 list_checkpoints, delete_checkpoint = host.list, host.delete
 set_store, get_store = SESSION.set_store, SESSION.get_store
 set_notebook, get_notebook = SESSION.set_notebook, SESSION.get_notebook

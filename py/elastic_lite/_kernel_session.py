@@ -94,6 +94,12 @@ def store_failure(report, exc, names=()):
     return fail(report, "failed", str(exc), names=names, code=code)
 
 
+def not_found(name):
+    """The words for a name the store does not hold, the name quoted as JSON (as JS hosts
+    quote it: the CLI says the same without Python)."""
+    return f"no checkpoint named {_signing._js_string(name)}"
+
+
 def bad_name(report, name):
     """A problem for a name no store accepts (checked before any work), else None."""
     try:
@@ -561,7 +567,7 @@ class KernelSession:
             store_failure(report, exc)
             return None
         if entry is None:
-            fail(report, "failed", f"no checkpoint named {name!r}", code="not-found")
+            fail(report, "failed", not_found(name), code="not-found")
         return entry
 
     # -- list, delete, export, inspect --
@@ -588,20 +594,26 @@ class KernelSession:
         report["timings"]["total_ms"] = _ms(t0)
         return report
 
-    async def delete(self, name):
-        """Delete checkpoint `name`; a name that is not stored is a `not-found` problem."""
-        report = new_report("delete", name=name, deleted=False)
-        if bad_name(report, name):
-            return report
+    async def delete(self, name=None, *, names=None):
+        """Delete checkpoint `name`, or each of `names` (a host deleting several: the CLI's
+        `rm A B`); each name that is not stored is a `not-found` problem. `deleted`: true
+        when every name asked was deleted; `names`: the names asked."""
+        names = [name] if names is None else [*names]
+        report = new_report("delete", name=names[0] if names else None, names=names,
+                            deleted=False)
+        if not names or any(bad_name(report, n) for n in names):
+            return report if names else fail(report, "failed", "no checkpoint name given",
+                                             code="invalid-name")
         store = await self._store_or_fail(report)
         if store is None:
             return report
-        try:
-            report["deleted"] = bool(await store.delete(name))
-        except _store.StoreError as exc:
-            return store_failure(report, exc)
-        if not report["deleted"]:
-            fail(report, "failed", f"no checkpoint named {name!r}", code="not-found")
+        for n in names:
+            try:
+                if not await store.delete(n):
+                    fail(report, "failed", not_found(n), code="not-found")
+            except _store.StoreError as exc:
+                return store_failure(report, exc, names=[n])
+        report["deleted"] = report["ok"]
         return report
 
     async def export(self, name):

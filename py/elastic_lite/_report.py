@@ -80,6 +80,14 @@ def describe_error(err):
     return msg
 
 
+def core_damage(err, names=(), record=None, offset=None):
+    """Damage the C core found, as a `damaged` problem: its error object's own message (which
+    names the record and the byte offsets), code and offset, nothing reworded; the hosts that
+    check a file without Python map the same fields the same way (js/cli/integrity.mjs)."""
+    return problem("damaged", err.get("message") or "damaged", names, record,
+                   code=err.get("code"), offset=offset)
+
+
 def record_problem(rec, trust=False, judgement=None):
     """Why the inspected record `rec` (an entry of the core's report, validated) must not be
     unpickled: a `damaged` or `refused` problem, or None when it may be. `judgement`: the
@@ -88,8 +96,7 @@ def record_problem(rec, trust=False, judgement=None):
     idx = rec.get("index")
     if not rec.get("ok"):
         err = rec.get("error") or {}
-        return problem("damaged", f"record {idx} is damaged: {describe_error(err)}", names, idx,
-                       code=err.get("code"), offset=err.get("offset", rec.get("offset")))
+        return core_damage(err, names, idx, err.get("offset", rec.get("offset")))
     if trust:
         return None
     if judgement is None:
@@ -109,8 +116,7 @@ def inspection_problems(info, trust=False, judgement=None):
              if p]
     err = info.get("error")
     if err and not any(p["kind"] == "damaged" for p in found):
-        found.append(problem("damaged", describe_error(err), record=err.get("record"),
-                             code=err.get("code"), offset=err.get("offset")))
+        found.append(core_damage(err, record=err.get("record"), offset=err.get("offset")))
     at = lambda p: p["offset"] if isinstance(p["offset"], int) else float("inf")  # noqa: E731
     return sorted(found, key=at)
 
@@ -347,7 +353,8 @@ class RestoreReport:
         """Every failure as a problem(): the records not restored, the imports that failed."""
         out = [{k: v for k, v in f.items() if k != "reason"} for f in self.failed]
         out += [problem("refused", m["error"], names=[m["name"]], code="denied",
-                        calls=[m["module"] + ("." + m["attr"] if m.get("attr") else "")])
+                        calls=[c for c in [".".join(str(p) for p in (m.get("module"), m.get("attr"))
+                                                    if p)] if c])
                 if m.get("refused") else
                 problem("needs", f"import {m['module']} failed: {m['error']}", names=[m["name"]],
                         code="needs-module")

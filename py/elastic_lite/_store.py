@@ -592,7 +592,7 @@ class JsStore:
         try:
             res = await self.proxy.get(name)
         except Exception as exc:
-            raise self._error(f"read {name!r}", exc) from None
+            raise self._error(f"read {_signing._js_string(name)}", exc) from None  # JSON.stringify's quoting
         if _is_nullish(res):
             return None
         return {"bytes": _jsbytes.to_py(res.bytes), "meta": _plain(res.meta) or {},
@@ -602,7 +602,7 @@ class JsStore:
         try:
             res = await self.proxy.getEntry(name)
         except Exception as exc:
-            raise self._error(f"read {name!r}", exc) from None
+            raise self._error(f"read {_signing._js_string(name)}", exc) from None  # JSON.stringify's quoting
         if _is_nullish(res):
             return None
         return {"name": name, "head": _jsbytes.to_bytes(res.head), "tail": _jsbytes.to_bytes(res.tail),

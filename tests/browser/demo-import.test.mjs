@@ -110,8 +110,8 @@ test('export → flip one byte of a record → import: a clear error naming the 
   const before = await listedCheckpoints(page);
   await importBytes('tampered.elc', bad);
   const text = await waitForMessage(page, 'Damaged checkpoint file');
-  // the host API's sentence, as the CLI prints it: "FILE: VARIABLES: record N is damaged: ..."
-  assert.match(text, new RegExp(`tampered\\.elc: double: record ${target.index} is damaged: .*checksum`));
+  // the host API's sentence, as the CLI prints it: "FILE: VARIABLES: record N at offset O: ..." (the core's words)
+  assert.match(text, new RegExp(`tampered\\.elc: double: record ${target.index} at offset \\d+: .*checksum`));
   assert.match(text, /Affected variables: double\./);
   assert.match(text, /Nothing was stored/);
   assert.deepEqual(await listedCheckpoints(page), before, 'the stored checkpoints are untouched');
@@ -170,8 +170,11 @@ test('a checkpoint whose IndexedDB chunks are gone: a clear message naming its v
   const outcome = await restore(page, 'fresh');
   assert.match(outcome.title, /Could not restore “fresh”/, outcome.text);
   assert.match(outcome.text, /could not be restored: .*values/);
-  // (the store names the entry or, reading records by content key, the record: both say the chunk is lost)
-  assert.match(outcome.text, /fresh: the checkpoint store failed to read .*chunk/);
+  // a chunk gone from IndexedDB is data removed behind the store's back: lost, not damaged
+  assert.match(outcome.text, /fresh: checkpoint 'fresh' is lost: its data is no longer in this browser's storage; it was removed by the browser or cleared/);
+  await page.getByRole('button', { name: 'Refresh list' }).click();
+  await page.locator('#checkpoint-list tr[data-name="fresh"] .lost').waitFor({ timeout: 30_000 });
+  assert.match(await page.locator('#checkpoint-list tr[data-name="fresh"] .lost').innerText(), /^lost: its data was removed by the browser \(1 of \d+ records gone\)$/);
   browser.assertOffline();
 });
 

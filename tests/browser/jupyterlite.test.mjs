@@ -66,7 +66,7 @@ test('checkpoint, reload the page, accept the restore offer, the state is back; 
     await page.keyboard.type('%restore no_such_name');
     await page.keyboard.press('Escape');
     const failed = await runCell(page, CELL_MAGICS + 1, 'elastic_lite:');
-    assert.equal(failed, "elastic_lite: no checkpoint named 'no_such_name'");
+    assert.equal(failed, 'elastic_lite: no checkpoint named "no_such_name"');
     await page.locator(`${ITEM}[data-name="magic-demo"]`).waitFor({ timeout: 30_000 });
     assert.equal(await page.locator('#elastic-lite-sidebar .jp-ElasticLite-unattached').count(), 0,
       'no checkpoint is listed as not tied to a notebook');

@@ -89,13 +89,13 @@ test('a damaged record is reported by name while the others restore', async () =
 
   const v = await runCli(['verify', 'damaged.elc'], { cwd });
   assert.equal(v.code, 1);
-  assert.match(oneLineError(v.stderr), new RegExp(`damaged\\.elc: p: record ${rec.index} is damaged: .*offset ${rec.offset}`));
+  assert.match(oneLineError(v.stderr), new RegExp(`damaged\\.elc: p: record ${rec.index} at offset ${rec.offset}: .*checksum mismatch`));
 
   // a file is foreign: restored only when trusted (it is this test's own export)
   const r = await runCli(['restore', 'damaged.elc', '--trust', '-c', 'print(total, f(3))\nprint("p" in globals())'], { cwd });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, '6 30\nFalse\n');
-  assert.match(r.stderr, /NOT restored:\n.*\n.*\n^p\s+damaged\s+record \d+ is damaged: /m);
+  assert.match(r.stderr, /NOT restored:\n.*\n.*\n^p\s+damaged\s+record \d+ at offset \d+: /m);
 });
 
 test('run stops at the first failing cell with its number and traceback; nothing is saved', async () => {

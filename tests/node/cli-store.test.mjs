@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DirectoryStore } from '../../js/store/directory.mjs';
 import { runCli, tempWorkdir, oneLineError } from './cli-helpers.mjs';
+import { notFound } from '../../js/shared/report.mjs';
 
 const COMMANDS = ['run', 'restore', 'ls', 'inspect', 'verify', 'export', 'import', 'rm', 'retention'];
 
@@ -103,13 +104,48 @@ test('export writes the exact bytes; refuses to overwrite without --force; missi
   await assert.rejects(fs.stat(path.join(cwd, 'x.elc')));
 });
 
+test('--json gives the host report schema on ls, rm, export and retention (no Python: the shared JS rules)', async () => {
+  const cell = (n, line, ms) => ({ notebook: 'nb.ipynb', createdMs: ms, auto: true, variables: 1, names: ['x'], cell: { executionCount: n, firstLine: line } });
+  const { cwd } = await storeWith([
+    ['kept', new Uint8Array(8), { notebook: 'nb.ipynb', createdMs: Date.UTC(2026, 0, 1), variables: 1, names: ['x'], keep: true }],
+    ['nb [3]', new Uint8Array(8), cell(3, 'x = f(2)', Date.UTC(2026, 0, 2))],
+    ['nb [4]', new Uint8Array(8), { ...cell(4, '1 + 1', Date.UTC(2026, 0, 3)), variables: 0, names: [] }],
+  ]);
+  const json = async (...args) => {
+    const r = await runCli([...args, '--json'], { cwd });
+    const doc = JSON.parse(r.stdout);
+    for (const k of ['op', 'ok', 'problems', 'warnings', 'timings']) assert.ok(k in doc, `${args[0]}: ${k}`);
+    return [r.code, doc];
+  };
+  const [, ls] = await json('ls');
+  assert.equal(ls.op, 'list');
+  // host.list's fields: the point label, what a restore without a name brings back, the default name
+  assert.deepEqual(ls.checkpoints.map((e) => [e.name, e.label]), [['nb [4]', '[4] 1 + 1'], ['nb [3]', '[3] x = f(2)'], ['kept', '']]);
+  assert.equal(ls.restore_choice, 'nb [3]', 'the newest that holds something');
+  assert.equal(ls.default_name, 'checkpoint');
+  const [, exp] = await json('export', 'kept', 'kept.elc');
+  assert.deepEqual([exp.op, exp.ok, exp.name, exp.size, exp.meta.keep], ['export', true, 'kept', 8, true]);
+  const [missing, none] = await json('export', 'nope', 'nope.elc');
+  assert.deepEqual([missing, none.op, none.ok, none.problems], [3, 'export', false, [notFound('nope')]]);
+  const [, ret] = await json('retention', '--keep-last', '5');
+  assert.deepEqual([ret.op, ret.ok, ret.notebook, ret.retention], ['retention', true, null, { keepLast: 5 }]);
+  const [, rm] = await json('rm', 'kept', 'nb [4]');
+  assert.deepEqual([rm.op, rm.ok, rm.deleted, rm.names, rm.problems], ['delete', true, true, ['kept', 'nb [4]'], []]);
+});
+
 test('--json failures still print one JSON document on stdout', async () => {
   const r = await runCli(['rm', 'ghost', '--json'], { cwd: await tempWorkdir() });
   assert.equal(r.code, 3);
-  assert.deepEqual(JSON.parse(r.stdout), { deleted: [], missing: ['ghost'] });
+  // host.delete's report: the kernel's words for a name the store does not hold
+  const gone = JSON.parse(r.stdout);
+  assert.deepEqual([gone.op, gone.ok, gone.deleted, gone.names], ['delete', false, false, ['ghost']]);
+  assert.deepEqual(gone.problems, [notFound('ghost')]);
+  assert.equal(notFound('ghost').message, 'no checkpoint named "ghost"');
   const u = await runCli(['ls', '--bogus', '--json'], { cwd: await tempWorkdir() });
   assert.equal(u.code, 2);
-  assert.equal(JSON.parse(u.stdout).error.exitCode, 2);
+  const usage = JSON.parse(u.stdout);
+  assert.deepEqual([usage.op, usage.ok, usage.error.exitCode, usage.problems.map((p) => [p.kind, p.code])],
+    ['list', false, 2, [['failed', 'usage']]]);
 });
 
 test('a bad --store is one sentence and exit 2, before anything else: a file, or under one', async () => {

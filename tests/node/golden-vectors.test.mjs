@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { recordKey, splitContainer, expiredByRetention, signedBytes, canonicalJson } from '../../js/store/indexeddb.mjs';
-import { bindingText, pointLabel, restoreChoice, shownText } from '../../js/shared/report.mjs';
+import { DEFAULT_NAME, bindingText, notFound, pointLabel, restoreChoice, shownText } from '../../js/shared/report.mjs';
 
 const vectors = (name) => JSON.parse(fs.readFileSync(new URL(`../vectors/${name}`, import.meta.url), 'utf8'));
 const fromHex = (hex) => Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
@@ -74,4 +74,10 @@ test('text from a file, shown escaped', () => {
 
 test('a manifest module binding, shown as what it binds', () => {
   for (const c of vectors('binding-text.json').vectors) assert.equal(bindingText(c.binding), c.shown, JSON.stringify(c.binding));
+});
+
+test('host words: the default checkpoint name, a name the store does not hold (quoted as JSON)', () => {
+  const words = vectors('host-words.json');
+  assert.equal(DEFAULT_NAME, words.default_name);
+  for (const c of words.not_found) assert.deepEqual(notFound(c.name), { kind: 'failed', names: [], record: null, message: c.message, code: 'not-found', calls: [], offset: null });
 });

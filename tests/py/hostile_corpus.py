@@ -210,7 +210,7 @@ def combined(items=None):
     items = build() if items is None else items
     hostile, modules = [], []
     for item in items:
-        info = el.inspect(item["data"])
+        info = el._restore.inspect(item["data"])
         view = memoryview(item["data"])
         manifest = next(r for r in info["records"] if r["kind"] == "manifest")
         text = bytes(view[manifest["payload_offset"]:manifest["payload_offset"] + manifest["length"]])

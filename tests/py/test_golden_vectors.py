@@ -97,3 +97,13 @@ _ESCAPES = vectors("escape-text.json")["vectors"]
 @pytest.mark.parametrize("case", _ESCAPES, ids=[repr(c["input"]) for c in _ESCAPES])
 def test_shown_text(case):
     assert _report.shown_text(case["input"]) == case["shown"]
+
+
+_WORDS = vectors("host-words.json")
+
+
+@pytest.mark.parametrize("case", _WORDS["not_found"], ids=ids(_WORDS["not_found"], "name"))
+def test_host_words(case):
+    from elastic_lite import _kernel_session
+    assert _kernel_session.DEFAULT_NAME == _WORDS["default_name"]
+    assert _kernel_session.not_found(case["name"]) == case["message"]

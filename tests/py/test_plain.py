@@ -138,7 +138,7 @@ def test_small_plain_groups_share_records_first_in_the_file(nb):
     assert len(pools) == 2 and all(len(g.names) > 1 for g in pools)  # 41 groups, 32 a record
     sers = serializers(snap)
     assert sers["big"] == "cloudpickle" and sers["pts"] == "cloudpickle" and sers["f"] == "cloudpickle"
-    info = el.inspect(snap.data)
+    info = el._restore.inspect(snap.data)
     records = [r for r in info["records"] if r["kind"] == "data"]
     assert [r["names"] for r in records[:2]] == [g.names for g in pools]  # first in the file
     assert all(r["imports"] == [] for r in records[:2]), "a pool imports nothing"
@@ -210,7 +210,7 @@ def test_in_a_kernel_namespace_the_notebook_module_is_never_imported_by_name(mon
     snap = el.snapshot(ns)
     group = next(g for g in snap.groups if "x" in g.names)
     assert group.serializer == "cloudpickle" and group.fallback is None, snap.table()
-    assert all(i["module"] != "__main__" for r in el.inspect(snap.data)["records"]
+    assert all(i["module"] != "__main__" for r in el._restore.inspect(snap.data)["records"]
                for i in r.get("imports") or []), "no record imports from __main__"
     monkeypatch.setitem(sys.modules, "__main__", saved)
     restore_elsewhere(snap.data, """

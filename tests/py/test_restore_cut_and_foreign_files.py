@@ -24,7 +24,7 @@ def _snap(monkeypatch=None, python=None):
     data = el.snapshot(ns).data
     if python is not None:
         monkeypatch.undo()
-    return data, el.inspect(data)
+    return data, el._restore.inspect(data)
 
 
 def test_a_file_cut_at_a_record_boundary_is_not_ok_and_says_what_is_lost():

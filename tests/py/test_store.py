@@ -71,7 +71,7 @@ def test_split_cuts_format_two_by_its_index_and_keeps_anything_else_whole():
     # A real checkpoint: cut exactly where the core's reader says its records are.
     real = el.snapshot(namespace={"x": 1, "y": [1, 2], "f": payload}).data
     head, records, tail = split_container(real)
-    listed = el.inspect(real)["records"]
+    listed = el._restore.inspect(real)["records"]
     assert [r.nbytes for r in records] == [r["record_length"] for r in listed]
     assert len(head) == listed[0]["offset"]
     assert bytes(head) + b"".join(map(bytes, records)) + bytes(tail) == real
@@ -213,8 +213,8 @@ def test_checkpoint_holds_the_lock_sends_records_and_keeps_the_cell():
         assert snap.data is None, "streamed into the store, never whole in memory"
         stored = run(store.get("cp"))["bytes"]
         assert entry["meta"]["size"] == snap.size == len(stored)
-        assert el.inspect(stored)["ok"]
-        assert run(store.stats())["records"] == len(el.inspect(stored)["records"])
+        assert el._restore.inspect(stored)["ok"]
+        assert run(store.stats())["records"] == len(el._restore.inspect(stored)["records"])
         fresh = {}
         assert run(el.restore("cp", namespace=fresh)).ok
         assert fresh["x"] == list(range(100)) and fresh["word"] == "hello"

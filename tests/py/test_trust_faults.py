@@ -34,7 +34,7 @@ def original():
     exec(STATE, ns)
     snap = el.snapshot(ns, history=[{"n": 1, "code": "big = ..."}])
     data = snap.data
-    info = el.inspect(data)
+    info = el._restore.inspect(data)
     assert info["ok"] and any(r.get("buffers") for r in info["records"])
     return ns, data, info
 

@@ -189,7 +189,7 @@ def test_the_unpickler_judges_what_it_really_finds(tmp_path, monkeypatch):
     stream = corpus.record(corpus.call(corpus.global_("el_test_reexport", "harmless"),
                                        corpus._unicode("el-pwned-reexport")), 2)
     data = corpus.container([(["sneaky"], stream)])
-    info = el.inspect(data)
+    info = el._restore.inspect(data)
     j = _trust.Judgement(info)
     assert j.refused(info["records"][1]) == []  # by its name, nothing to see
     rep = el.load_snapshot(data, {"__name__": "__main__"}, foreign=False)  # the lists alone

@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
-import { fmtBytes, exportFileName } from '../../shared/report.mjs';
+import { exportFileName, fmtBytes, hostReport, notFound } from '../../shared/report.mjs';
 import { writeFileAtomic } from '../files.mjs';
 import { timed } from '../progress.mjs';
 
@@ -18,10 +18,15 @@ export default {
     if (!name || !file || extra.length) throw usageError('export needs a checkpoint NAME and a FILE (or DIR) to write.');
     ctx.checkName(name);
     const target = await exportTarget(file, name, !!ctx.values.force);
-    const entry = await timed({}, 'read', `reading checkpoint "${name}"`, () => ctx.store().get(name));
-    if (!entry) throw new CliError(`no checkpoint named "${name}" in ${ctx.storeDir} (see: elastic-lite ls).`, EXIT.NOT_FOUND);
-    await timed({}, 'write', `writing ${target.shown}`, () => writeFileAtomic(target.file, entry.bytes));
-    ctx.emit({ name, file: target.file, size: entry.bytes.byteLength });
+    const report = hostReport('export', { name, size: 0, meta: null, file: target.file });
+    const entry = await timed(report.timings, 'read_ms', `reading checkpoint "${name}"`, () => ctx.store().get(name));
+    if (!entry) {
+      report.ok = false;
+      report.problems.push(notFound(name));
+      return ctx.failWith(report, EXIT.NOT_FOUND, `no checkpoint named ${JSON.stringify(name)} in ${ctx.storeDir} (see: elastic-lite ls).`);
+    }
+    await timed(report.timings, 'write_ms', `writing ${target.shown}`, () => writeFileAtomic(target.file, entry.bytes));
+    ctx.emit(Object.assign(report, { size: entry.bytes.byteLength, meta: entry.meta }));
     ctx.say(`Exported checkpoint "${name}" to ${target.shown} (${fmtBytes(entry.bytes.byteLength)}).`);
     return 0;
   },

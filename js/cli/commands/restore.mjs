@@ -19,8 +19,9 @@ import { timed } from '../progress.mjs';
 
 export default {
   summary: 'restore a checkpoint into a fresh Pyodide and run code in it',
-  usage: 'restore NAME|FILE [-c CODE] [--trust | --data-only] [--no-replay]',
-  description: 'Exit status 1 when nothing could be restored or CODE raised (its traceback is printed).\n' +
+  usage: 'restore [NAME|FILE] [-c CODE] [--trust | --data-only] [--no-replay]',
+  description: 'Without NAME: the checkpoint a restore without a name brings back (the newest that holds something).\n' +
+    'Exit status 1 when nothing could be restored or CODE raised (its traceback is printed).\n' +
     'Damaged records are reported by variable name; the others are restored.\n' +
     'What could not be saved is recomputed by re-running the recorded cells that made it (a FILE: only with --trust).\n' +
     'A FILE is foreign: nothing of it is loaded until you have looked at what it would import\n' +
@@ -34,15 +35,17 @@ export default {
     'no-replay': { type: 'boolean', help: 'do not re-run recorded cells: what the checkpoint did not save stays missing' },
   },
   async run(ctx) {
-    if (ctx.positionals.length !== 1) throw usageError('restore needs one checkpoint NAME (or FILE).');
+    if (ctx.positionals.length > 1) throw usageError('restore takes one checkpoint NAME (or FILE), or none for the latest.');
     if (ctx.values.trust && ctx.values['data-only']) throw usageError('restore takes --trust or --data-only, not both.');
     const timings = {};
-    const src = await timed(timings, 'file_read_ms', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]));
+    const src = ctx.positionals.length ? await timed(timings, 'file_read_ms', 'reading the checkpoint', () => resolveCheckpoint(ctx, ctx.positionals[0]))
+      : { kind: 'choice', label: 'the store' };
     const session = await timed(timings, 'interpreter_start_ms', 'starting Python (Pyodide)', () => startSession({ echo: !ctx.json, store: ctx.store() }));
     const { kwargs, data } = hostArgs(src);
     const report = await timed(timings, 'restore_ms', 'restoring variables',
       () => session.call('restore', { ...kwargs, trust: !!ctx.values.trust, data_only: !!ctx.values['data-only'], replay: !ctx.values['no-replay'] }, { data }));
     Object.assign(timings, report.timings);
+    if (src.kind === 'choice' && report.name != null) src.label = `checkpoint ${JSON.stringify(report.name)}`;
     const code = ctx.values.code;
     // Where the human summary goes: stdout normally, stderr when stdout belongs to CODE.
     const human = (text) => {

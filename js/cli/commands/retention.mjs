@@ -1,7 +1,7 @@
 // `elastic-lite retention [--notebook NB] [--keep-last N] [--keep-hourly N] [--max-bytes SIZE] [--clear]`:
 // show or set how many checkpoints the store keeps (per notebook, or the default of every
 // notebook). Kept in the store (retention.json), applied by every later save.
-import { fmtBytes } from '../../shared/report.mjs';
+import { fmtBytes, hostReport } from '../../shared/report.mjs';
 import { usageError } from '../errors.mjs';
 import { RETENTION_OPTIONS, describeRetention, retentionFrom } from '../retention.mjs';
 
@@ -25,7 +25,7 @@ export default {
     const store = ctx.store();
     if (policy || ctx.values.clear) await store.setRetention(notebook, policy);
     const now = await store.getRetention(notebook);
-    ctx.emit({ notebook, retention: now ?? null });
+    ctx.emit(hostReport('retention', { notebook, retention: now ?? null }));
     ctx.say(`${notebook ? `Checkpoints of ${notebook}` : 'Checkpoints of every notebook'} in ${ctx.storeDir}: ` +
       `${describeRetention(now, fmtBytes)}.`);
     return 0;
