@@ -11,7 +11,7 @@
 #
 #   1. Debian packages (APT_PACKAGES_DEMO, + APT_PACKAGES_TEST) when missing
 #   2. npm ci when node_modules is missing or older than package-lock.json
-#   3. the project .venv (hatchling; + pytest, pyodide-lock, jupyterlite, ...)
+#   3. the project .venv (hatchling; + pytest, import-linter, pyodide-lock, jupyterlite, ...)
 #   4. the PyPI wheels Pyodide loads, into build/wheels (ignored by git)
 #   5. everything only: build/pip-wheels, the wheelhouse of the JupyterLite build tools (the
 #      package tests create virtual environments from it, offline); the npm package's runtime
@@ -83,6 +83,7 @@ elif [ ! -f ".venv/.elastic-lite-$PROFILE-$hash" ]; then
   tools=("hatchling==$HATCHLING_VERSION")
   if [ "$PROFILE" = all ]; then
     tools+=("pytest==$PYTEST_VERSION" "pyodide-lock==$PYODIDE_LOCK_VERSION"
+            "import-linter==$IMPORT_LINTER_VERSION" "grimp==$GRIMP_VERSION"
             "cloudpickle==$CLOUDPICKLE_VERSION" "dill==$DILL_VERSION"
             "${jupyterlite_specs[@]}" "jupyterlab==$JUPYTERLAB_VERSION"
             "numpy==$NUMPY_VERSION" "pandas==$PANDAS_VERSION"

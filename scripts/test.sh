@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # Runs every test suite of the project. All suites run even when one fails; the exit code is
-# non-zero if any failed. Suites: ctest (native, ASan+UBSan), node --test (tests/node),
+# non-zero if any failed. Suites: the layering of py/elastic_lite (import-linter, .importlinter),
+# ctest (native, ASan+UBSan), node --test (tests/node),
 # pytest (tests/py), browser tests in Chromium (tests/browser), the package tests (tests/pack).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
+# Each step says how long it took: wall time, and the CPU time of its processes (less noisy on a
+# loaded machine; above the wall time when both cores were busy).
+cpu_s() { # CPU seconds (user + sys) of this script's finished child processes (/proc: Linux)
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($14 + $15) / hz }' "/proc/$$/stat"
+}
+took() { # START_SECONDS START_CPU: "12 s, CPU 20 s" since then
+  printf '%d s, CPU %.0f s' "$((SECONDS - $1))" "$(awk -v a="$(cpu_s)" -v b="$2" 'BEGIN { print a - b }')"
+}
 # The packages a user installs are built too (scripts/pack.sh builds first): tests/pack
 # installs them in fresh folders.
+run_start=$SECONDS; run_cpu="$(cpu_s)"
 bash scripts/pack.sh || { echo "[test] build or pack failed" >&2; exit 1; }
+printf '[test] set-up, build and pack: %s\n' "$(took "$run_start" "$run_cpu")" >&2
 
 # Tests remove their temporary files (tests/helpers/tempdir.mjs for JS tests): every suite runs
 # with TMPDIR in a fresh folder (outside the checkout: the package tests must run away from
@@ -29,10 +40,14 @@ failed=()
 suite() {
   local name="$1"; shift
   printf '\n[test] ===== %s =====\n' "$name" >&2
-  if "$@"; then printf '[test] %s: ok\n' "$name" >&2
-  else printf '[test] %s: FAILED\n' "$name" >&2; failed+=("$name"); fi
+  local start=$SECONDS cpu; cpu="$(cpu_s)"
+  if "$@"; then printf '[test] %s: ok (%s)\n' "$name" "$(took "$start" "$cpu")" >&2
+  else printf '[test] %s: FAILED (%s)\n' "$name" "$(took "$start" "$cpu")" >&2; failed+=("$name"); fi
 }
 
+# The layering of the Python package (.importlinter, docs/ARCHITECTURE.md): an import against
+# it fails here, naming the chain of imports.
+suite "layering (import-linter)" env PYTHONPATH=py .venv/bin/lint-imports --no-cache --no-logo
 suite "C core (ctest, ASan+UBSan)" ctest --test-dir build/native-asan --output-on-failure
 shopt -s nullglob
 node_tests=(tests/node/*.test.mjs)
@@ -47,7 +62,7 @@ pack_tests=(tests/pack/*.test.mjs)
 suite "no temporary files left behind" tmp_left_empty
 
 if [ ${#failed[@]} -gt 0 ]; then
-  printf '\n[test] FAILED suites: %s\n' "${failed[*]}" >&2
+  printf '\n[test] FAILED suites: %s (%s in all)\n' "${failed[*]}" "$(took "$run_start" "$run_cpu")" >&2
   exit 1
 fi
-printf '\n[test] all suites passed\n' >&2
+printf '\n[test] all suites passed (%s in all)\n' "$(took "$run_start" "$run_cpu")" >&2
