@@ -1336,6 +1336,7 @@ export class IndexedDBStore {
       if (v1) return { bytes: v1.bytes, meta: { ...v1.row.meta, size: v1.row.size }, row, body: null };
       const body = row && row.v === 2 ? await req(tx.objectStore(BODIES).get(name)) : null;
       const problem = entryProblem(row, body);
+      if (!problem || body === undefined) await this._checkLost(tx, row);
       if (problem) throw this._corrupted(name, problem);
       const keys = distinctKeys(body.records);
       const recs = await Promise.all(keys.map((k) => req(tx.objectStore(RECORDS).get(k))));
@@ -1376,6 +1377,7 @@ export class IndexedDBStore {
       if (v1) return { name, head: new Uint8Array(0), records: [], tail: v1.bytes, meta: { ...row.meta, size: row.size }, size: row.size, sig: null };
       const body = row && row.v === 2 ? await req(tx.objectStore(BODIES).get(name)) : null;
       const problem = entryProblem(row, body);
+      if (body === undefined) await this._checkLost(tx, row); // records are checked as they are read
       if (problem) throw this._corrupted(name, problem);
       return { name, head: body.head, records: body.records, tail: body.tail, meta: { ...row.meta, size: row.size }, size: row.size, sig: row.sig, signed: row.meta };
     });
@@ -1442,7 +1444,7 @@ export class IndexedDBStore {
     return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
       const rows = await Promise.all(list.map((k) => req(tx.objectStore(RECORDS).get(k))));
       const missing = list.filter((k, i) => !rows[i]);
-      if (missing.length) throw storeError('missing-record', `${missing.length} record(s) are not in the store: ${missing.slice(0, 2).join(', ')}.`, { keys: missing });
+      if (missing.length) throw recordsGone(missing);
       return Promise.all(rows.map(async (row) => {
         if (row.chunkCount === 1) {
           const chunk = await req(tx.objectStore(RECORD_CHUNKS).get([row.key, 0]));
@@ -1450,21 +1452,48 @@ export class IndexedDBStore {
         }
         const out = new Uint8Array(row.length);
         const problem = await readRecordInto(tx, row, row, out, 0);
+        if (problem && await recordGone(tx, row.key)) throw recordsGone([row.key], { chunksGone: true });
         if (problem) throw storeError('corrupted', `Record ${row.key} in IndexedDB database "${this.dbName}" is damaged: ${problem}.`);
         return out;
       }));
     });
   }
 
+  /**
+   * The checkpoints (of `notebook`), newest first: [{name, meta}]. One whose records are gone
+   * (see "Lost checkpoints") carries `lost: {missing, records}` as well.
+   */
   async list({ notebook } = {}) {
     const db = await this._open();
-    const rows = await inTransaction(db, [CHECKPOINTS], 'readonly', (tx) => {
+    const rows = await inTransaction(db, [CHECKPOINTS, BODIES, RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
       const store = tx.objectStore(CHECKPOINTS);
-      return req(notebook == null ? store.getAll() : store.index('notebook').getAll(notebook));
+      const all = await req(notebook == null ? store.getAll() : store.index('notebook').getAll(notebook));
+      return Promise.all(all.map(async (r) => ({ ...r, lost: await entryLoss(tx, r) })));
     });
     return rows.filter((r) => r && typeof r.name === 'string')
-      .map((r) => ({ name: r.name, meta: { ...(r.meta || {}), size: r.size } }))
+      .map((r) => ({ name: r.name, meta: { ...(r.meta || {}), size: r.size }, ...(r.lost ? { lost: r.lost } : {}) }))
       .sort(byNewest);
+  }
+
+  // Inside a read: the 'lost' error when the data of checkpoint row `row` is gone.
+  async _checkLost(tx, row) {
+    const loss = await entryLoss(tx, row);
+    if (loss) throw lostError(row.name, loss, `this browser's storage (IndexedDB database "${this.dbName}")`);
+  }
+
+  /**
+   * {persistent, used, quota} of the browser storage this store lives in (the origin's: the
+   * browser may evict it whole unless it is persistent), each null when the browser does not
+   * say; null where there is no navigator.storage (Node). persisted() and estimate() exist in
+   * workers too; persist() only in a page (js/shared/storage-status.mjs asks for it).
+   */
+  async storageStatus() {
+    const storage = globalThis.navigator && globalThis.navigator.storage;
+    if (!storage) return null;
+    const call = async (fn) => { try { return typeof storage[fn] === 'function' ? await storage[fn]() : null; } catch { return null; } };
+    const [persisted, est] = await Promise.all([call('persisted'), call('estimate')]);
+    const num = (v) => (Number.isFinite(v) ? v : null);
+    return { persistent: typeof persisted === 'boolean' ? persisted : null, used: num(est?.usage), quota: num(est?.quota) };
   }
 
   async delete(name) {
@@ -1540,7 +1569,7 @@ export class IndexedDBStore {
     const damaged = [];
     for (const key of list) {
       if (!isRecordKey(key)) throw new Error(`Not a record key: ${JSON.stringify(key)}.`);
-      const bytes = await this._readRecordsRaw([key]).then(([b]) => b, (err) => (err.code === 'missing-record' ? null : undefined));
+      const bytes = await this._readRecordsRaw([key]).then(([b]) => b, (err) => (err.code === 'missing-record' && !err.chunksGone ? null : undefined));
       if (bytes === null) continue; // not stored: nothing to check
       if (bytes === undefined || await recordKey(bytes) !== key) damaged.push(key);
     }
@@ -1682,6 +1711,62 @@ async function readRecordInto(tx, row, record, out, at) {
   return problems.find(Boolean) ?? null;
 }
 
+// ---- Lost checkpoints --------------------------------------------------------------------------
+//
+// A browser evicts an origin's storage whole (storage pressure; Safari after days without a
+// visit), and a person can clear it ("clear site data") or part of it (an object store emptied
+// from the developer tools or by an extension): an entry can then still be listed while the
+// records it names are gone. Such a checkpoint is LOST, not damaged: nothing of it can be read
+// back, and the words say so (removed by the browser or cleared). Only presence is checked
+// here (rows and chunk counts, never bytes), so every list() can afford it.
+
+/**
+ * {missing, records} for checkpoint row `row` when its data is gone (`missing` of its
+ * `records` distinct records have no row or lack chunks; both null when its list of records
+ * itself is gone), else null. A row that is not a well-formed v2 entry is not judged here
+ * (get() reports it as corrupted).
+ */
+async function entryLoss(tx, row) {
+  if (!row || row.v !== 2 || typeof row.name !== 'string') return null;
+  const body = await req(tx.objectStore(BODIES).get(row.name));
+  if (body === undefined) return { missing: null, records: null };
+  if (!body || !Array.isArray(body.records)) return null;
+  const keys = distinctKeys(body.records.filter((r) => r && typeof r.key === 'string'));
+  const gone = await Promise.all(keys.map((key) => recordGone(tx, key)));
+  const missing = gone.filter(Boolean).length;
+  return missing ? { missing, records: keys.length } : null;
+}
+
+// True when record `key` has no row, or fewer chunks than its row says (a row that does not
+// say how many is not judged).
+async function recordGone(tx, key) {
+  const row = await req(tx.objectStore(RECORDS).get(key));
+  if (!row) return true;
+  const n = row.chunkCount;
+  if (!Number.isSafeInteger(n) || n < 1) return false;
+  const chunks = tx.objectStore(RECORD_CHUNKS);
+  const Range = globalThis.IDBKeyRange; // absent where a factory is passed in (fake-indexeddb)
+  if (Range) return (await req(chunks.count(Range.bound([key, 0], [key, n - 1])))) < n;
+  const found = await Promise.all(Array.from({ length: n }, (_, seq) => req(chunks.count([key, seq]))));
+  return found.some((c) => c === 0);
+}
+
+/** The 'missing-record' error of readRecords() for `keys` gone (rows or chunks). */
+function recordsGone(keys, extra = {}) {
+  return storeError('missing-record', `${keys.length} record(s) are not in the store: ${keys.slice(0, 2).join(', ')} ` +
+    '(removed by the browser or cleared, or deleted meanwhile).', { keys, ...extra });
+}
+
+/** The 'lost' error of checkpoint `name` whose data is gone (`loss` as entryLoss gives it). */
+export function lostError(name, loss, where) {
+  const what = loss && loss.records ? `${loss.missing} of its ${loss.records} records are` : 'its data is';
+  return storeError('lost', `Checkpoint "${name}" is lost: ${what} no longer in ${where}; ${loss && loss.records ? 'they were' : 'it was'} removed ` +
+    'by the browser or cleared (the browser may evict site data when storage runs low, Safari after days ' +
+    'without a visit, or the site\'s data was cleared). Only its listing was left. Delete it (Delete in the ' +
+    'checkpoints panel, or await elastic_lite.delete_checkpoint(name) in the kernel), and keep copies outside the browser: Export, or a folder store.',
+  { loss });
+}
+
 // True when the chunks of stored record `row` hold exactly the bytes of `pieces` (compared
 // chunk by chunk as each arrives; nothing is assembled).
 async function storedEquals(chunks, row, pieces) {
@@ -1744,7 +1829,8 @@ async function quotaError(name, needed, cause) {
   const what = name ? `checkpoint "${name}"` : 'checkpoint records';
   const err = new Error(`Not enough browser storage to save ${what}: it needs ${fmtBytes(needed)}, ` +
     `${freeText}. Delete old checkpoints (elastic-lite rm NAME, or Delete in the checkpoints panel) ` +
-    `and try again.${name ? ` The previous checkpoint "${name}", if any, is unchanged.` : ''}`);
+    'and try again, or save checkpoints to a folder on disk instead ("Save checkpoints to a folder…" in the ' +
+    `checkpoints panel), which the browser's quota does not limit.${name ? ` The previous checkpoint "${name}", if any, is unchanged.` : ''}`);
   err.name = 'QuotaExceededError';
   err.code = 'quota';
   err.needed = needed;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  CELL_BUILD, CELL_CHECK, SITE, answerRestoreOffer, openNotebook, openSidebar, openSite,
+  CELL_BUILD, CELL_CHECK, CELL_MAGICS, ITEM, SITE, appendCell, answerRestoreOffer, openNotebook, openSidebar, openSite,
   restartKernelFromMenu, runCell, runFromPalette, sidebarItems, waitForItemCount, waitForStatus,
 } from './jupyterlite-page.mjs';
 import { tempDirSync } from '../helpers/tempdir.mjs';
@@ -161,6 +161,54 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
     await runCell(page, CELL_BUILD, 'state built');
     await waitForItemCount(page, 2);
     assert.match(await sidebarItems(page).first().getAttribute('title'), /^elastic-lite-demo\.ipynb \[\d+\] \d{4}-/);
+
+    // 9. the browser's storage: the sidebar and %checkpoints say whether it is persistent as
+    //    navigator.storage.persisted() does in the page, and how much is used and left
+    // (automatic points off again: the list below must not grow while it is looked at)
+    await runFromPalette(page, 'Auto-checkpoint after each successful cell');
+    const magics = await runCell(page, CELL_MAGICS, /a bare %restore brings back/);
+    const lineSel = '#elastic-lite-sidebar .jp-ElasticLite-storageLine';
+    await page.waitForFunction((sel) => / used, .* left$/.test(document.querySelector(sel)?.textContent ?? ''), lineSel, { timeout: 30_000 });
+    const persisted = await page.evaluate(() => navigator.storage.persisted());
+    const shown = persisted ? /^Browser storage: persistent \(/ : /^Browser storage: not persistent \(/;
+    assert.match(await page.locator(lineSel).innerText(), shown);
+    assert.match(magics, new RegExp(`${shown.source.slice(1)}.* used, .* left$`, 'm'), magics);
+    assert.equal(await page.locator('#elastic-lite-sidebar button', { hasText: 'Keep checkpoints' }).isVisible(), !persisted);
+
+    // 10. eviction: the records are removed behind the store's back (as the browser's eviction
+    //     or clearing site data does): every listed checkpoint is marked lost; %restore and
+    //     %checkpoints say so plainly; the lost ones can be deleted at once
+    await page.locator(`${ITEM}[data-name="magic-demo"]`).waitFor({ timeout: 30_000 });
+    const listed = await sidebarItems(page).count();
+    await page.evaluate(() => new Promise((resolve, reject) => {
+      const open = indexedDB.open('elastic-lite');
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const tx = open.result.transaction(['records', 'recordChunks'], 'readwrite');
+        tx.objectStore('records').clear();
+        tx.objectStore('recordChunks').clear();
+        tx.oncomplete = () => { open.result.close(); resolve(); };
+        tx.onerror = () => reject(tx.error);
+      };
+    }));
+    await page.locator('#elastic-lite-sidebar button', { hasText: 'Refresh' }).click();
+    const lostSel = `${ITEM}.jp-ElasticLite-lost`;
+    await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel).length === n, [lostSel, listed], { timeout: 30_000 });
+    for (const text of await page.locator(`${lostSel} .jp-ElasticLite-itemLost`).allInnerTexts()) {
+      assert.match(text, /^lost: its data was removed by the browser \(\d+ of \d+ records gone\)$/, text);
+    }
+    assert.match(await page.locator('#elastic-lite-sidebar .jp-ElasticLite-lostSummary').innerText(),
+      new RegExp(`^${listed} checkpoints are lost: their data was removed by the browser`));
+    const at = await appendCell(page, '%restore magic-demo');
+    const lostLine = await runCell(page, at, 'elastic_lite:');
+    assert.match(lostLine, /^elastic_lite: checkpoint 'magic-demo' is lost: its data is no longer in this browser's storage; it was removed by the browser or cleared/, lostLine);
+    assert.doesNotMatch(lostLine, /damaged|Traceback/, lostLine);
+    const listing = await runCell(page, await appendCell(page, '%checkpoints'), /a bare %restore/);
+    assert.match(listing, /^magic-demo \(lost\)\s/m, listing);
+    assert.match(listing, /^magic-demo: lost: its data was removed by the browser/m, listing);
+    await page.locator('#elastic-lite-sidebar button', { hasText: 'Delete lost checkpoints' }).click();
+    await page.waitForFunction((sel) => document.querySelectorAll(sel).length === 0, lostSel, { timeout: 30_000 });
+    assert.equal(await page.locator('#elastic-lite-sidebar .jp-ElasticLite-lostSummary').count(), 0);
 
     browser.assertOffline();
   } finally {

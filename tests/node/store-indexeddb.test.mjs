@@ -318,6 +318,7 @@ test('quota: a clear message with needed and free bytes, nothing lost', async (t
     assert.match(err.message, /Not enough browser storage to save checkpoint "q": it needs 6000 bytes/);
     assert.match(err.message, /about 2000 bytes \(2\.0 KiB\) free of a 5000 bytes \(4\.9 KiB\) quota/);
     assert.match(err.message, /Delete old checkpoints \(elastic-lite rm NAME.*The previous checkpoint "q", if any, is unchanged/);
+    assert.match(err.message, /save checkpoints to a folder on disk instead \("Save checkpoints to a folder…"/);
     assert.equal(err.needed, 6000);
     assert.equal(err.free, 2000);
     // An estimate that contradicts the refusal is not presented as free space.
@@ -348,13 +349,13 @@ test('a corrupted checkpoint (missing chunk, wrong size, missing record, bad row
     fn(tx.objectStore('checkpoints'), tx.objectStore('records'), tx.objectStore('recordChunks'));
     tx.oncomplete = resolve;
   });
-  const where = /Checkpoint "c" in IndexedDB database "elastic-lite" is corrupted: /;
+  // a chunk or a record gone is a lost checkpoint (removed behind the store's back), not damage
   await tamper((_c, _r, chunks) => chunks.delete([key, 1]));
-  await assert.rejects(store.get('c'), new RegExp(`${where.source}record ${key.slice(0, 12)}… lost its chunk 1 of 3.*elastic-lite rm "c"`));
+  await assert.rejects(store.get('c'), (e) => e.code === 'lost' && /^Checkpoint "c" is lost: 1 of its 1 records are no longer/.test(e.message));
   await tamper((_c, _r, chunks) => chunks.put({ key, seq: 1, data: new Uint8Array(10) }));
-  await assert.rejects(store.get('c'), /is corrupted: record .* chunk 1 holds 10 bytes instead of 1000/);
+  await assert.rejects(store.get('c'), /Checkpoint "c" in IndexedDB database "elastic-lite" is corrupted: record .* chunk 1 holds 10 bytes instead of 1000/);
   await tamper((_c, records) => records.delete(key));
-  await assert.rejects(store.get('c'), /is corrupted: record .* is missing/);
+  await assert.rejects(store.get('c'), (e) => e.code === 'lost' && /removed by the browser or cleared/.test(e.message));
   await tamper((rows) => rows.put({ name: 'c', v: 2, size: 'lots' }));
   await assert.rejects(store.get('c'), (e) => e.code === 'corrupted' && /its metadata record is malformed/.test(e.message));
   // The corrupted checkpoint can still be deleted, and what is left of it is swept.
@@ -365,6 +366,66 @@ test('a corrupted checkpoint (missing chunk, wrong size, missing record, bad row
   const d = await rawDump(idb);
   assert.deepEqual([d.checkpoints, d.bodies, d.records], [[], [], []]);
   await after.close();
+});
+
+test('lost checkpoints: records removed behind the store\'s back are named in list, get and readRecords', async () => {
+  const idb = new IDBFactory();
+  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  const a = formatTwo([payload(2500, 1), payload(700, 2)]).bytes;
+  const b = formatTwo([payload(900, 3)]).bytes;
+  await store.put('a', a, { notebook: 'n', createdMs: 2 });
+  await store.put('b', b, { notebook: 'n', createdMs: 1 });
+  await store.put('c', payload(300, 4), { notebook: 'm', createdMs: 3 });
+  assert.deepEqual((await store.list()).map((e) => [e.name, 'lost' in e]), [['c', false], ['a', false], ['b', false]]);
+  const db = await store._open();
+  const tamper = (names, fn) => new Promise((resolve) => {
+    const tx = db.transaction(names, 'readwrite');
+    fn(...names.map((n) => tx.objectStore(n)));
+    tx.oncomplete = resolve;
+  });
+  const entryA = await store.getEntry('a');
+  // one chunk of one record of "a" gone (records are chunked by 1000 bytes)
+  const big = entryA.records.find((r) => r.length > CHUNK);
+  await tamper(['recordChunks'], (chunks) => chunks.delete([big.key, 2]));
+  let listed = await store.list({ notebook: 'n' });
+  assert.deepEqual(listed.map((e) => [e.name, e.lost ?? null]), [['a', { missing: 1, records: 2 }], ['b', null]]);
+  const err = await store.get('a').then(() => null, (e) => e);
+  assert.equal(err?.code, 'lost', String(err));
+  assert.match(err.message, /^Checkpoint "a" is lost: 1 of its 2 records are no longer in this browser's storage \(IndexedDB database "elastic-lite"\); they were removed by the browser or cleared/);
+  assert.match(err.message, /Delete it .*Export, or a folder store/);
+  assert.doesNotMatch(err.message, /damaged|corrupted/);
+  // getEntry() gives the entry (no record is read); reading the record says it is gone
+  assert.equal((await store.getEntry('a')).records.length, 2);
+  const chunkErr = await store.readRecords([big.key]).then(() => null, (e) => e);
+  assert.equal(chunkErr?.code, 'missing-record', String(chunkErr));
+  assert.match(chunkErr.message, /removed by the browser or cleared/);
+  // the whole "records" object store emptied (as clearing it from the developer tools does)
+  await tamper(['records'], (records) => records.clear());
+  listed = await store.list();
+  assert.deepEqual(listed.map((e) => [e.name, e.lost ?? null]),
+    [['c', { missing: 1, records: 1 }], ['a', { missing: 2, records: 2 }], ['b', { missing: 1, records: 1 }]]);
+  const readErr = await store.readRecords([entryA.records[0].key]).then(() => null, (e) => e);
+  assert.equal(readErr.code, 'missing-record');
+  assert.match(readErr.message, /removed by the browser or cleared/);
+  // its list of records itself gone
+  await tamper(['bodies'], (bodies) => bodies.delete('b'));
+  assert.deepEqual((await store.list({ notebook: 'n' })).find((e) => e.name === 'b').lost, { missing: null, records: null });
+  await assert.rejects(store.getEntry('b'), (e) => e.code === 'lost' && /^Checkpoint "b" is lost: its data is no longer/.test(e.message));
+  // lost checkpoints are deleted like any other, and nothing of them is left
+  for (const name of ['a', 'b', 'c']) assert.equal(await store.delete(name), true);
+  assert.deepEqual(await store.list(), []);
+  await store.close();
+});
+
+test('storageStatus: persisted() and estimate() as the browser says them; null without navigator.storage', async (t) => {
+  const store = new IndexedDBStore({ indexedDB: new IDBFactory() });
+  withNavigator(t, { storage: { persisted: async () => false, estimate: async () => ({ usage: 1500, quota: 10_000 }) } });
+  assert.deepEqual(await store.storageStatus(), { persistent: false, used: 1500, quota: 10_000 });
+  withNavigator(t, { storage: { persisted: async () => { throw new Error('no'); }, estimate: async () => ({}) } });
+  assert.deepEqual(await store.storageStatus(), { persistent: null, used: null, quota: null });
+  withNavigator(t, {});
+  assert.equal(await store.storageStatus(), null);
+  await store.close();
 });
 
 test('two stores on one database see each other, and share one writer lock per name (like two tabs)', async () => {

@@ -18,6 +18,7 @@ import {
 } from '../../shared/report.mjs';
 import { ElasticLiteController, IReport } from './controller';
 import { formatTime } from './format';
+import { markLost, storageSection } from './storage-status';
 import { IStoreEntry } from './modules';
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -129,6 +130,8 @@ export class CheckpointSidebar extends Widget {
     if (this.controller.historyStatus) {
       body.append(el('div', { className: 'jp-ElasticLite-historyStatus', text: this.controller.historyStatus }));
     }
+    // persistent or not, used and left; lost checkpoints (storage-status.ts)
+    body.append(storageSection(entries, () => void this.refresh()));
     if (error) {
       body.append(el('p', { className: 'jp-ElasticLite-error', text: error }));
     }
@@ -180,6 +183,7 @@ export class CheckpointSidebar extends Widget {
       title: shownText(entry.name)
     });
     li.dataset.name = entry.name;
+    markLost(li, entry);
     li.append(el('div', { className: 'jp-ElasticLite-itemTime', text: formatTime(meta.createdMs) }));
     if (isChoice) {
       li.classList.add('jp-ElasticLite-restoreChoice');

@@ -1,0 +1,85 @@
+// The sidebar's storage part: one line saying whether the browser keeps this origin's
+// checkpoints (navigator.storage.persisted()) and how much is used and left (estimate()), a
+// button that asks the browser to keep them (persist() wants a user gesture in some browsers),
+// and the checkpoints whose data the browser removed (the store lists them with `lost`), each
+// marked, with an offer to delete them. Words shared with the demo and %checkpoints
+// (js/shared/storage-status.mjs).
+import { askPersistence, ILost, lostText, storageLine, storageStatus } from '../../shared/storage-status.mjs';
+import { getStore } from './modules';
+
+interface IMaybeLost {
+  name: string;
+  lost?: ILost | null;
+}
+
+function div(className: string, text = ''): HTMLDivElement {
+  const node = document.createElement('div');
+  node.className = className;
+  node.textContent = text;
+  return node;
+}
+
+function button(label: string, title: string, onClick: () => void): HTMLButtonElement {
+  const b = document.createElement('button');
+  b.className = 'jp-ElasticLite-button jp-mod-styled';
+  b.textContent = label;
+  b.title = title;
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+/** Deletes checkpoints from this page's store (lost ones are only ever listed from it). */
+async function deleteLost(names: string[]): Promise<void> {
+  const store = await getStore();
+  for (const name of names) {
+    await store.delete(name);
+  }
+}
+
+/**
+ * The storage line (filled in when the browser answers), the "Keep checkpoints" button while
+ * the storage is not persistent, and the lost checkpoints among `entries` with a button that
+ * deletes them (then `changed()`). Once a checkpoint exists, persistence is asked for once per
+ * page.
+ */
+export function storageSection(entries: IMaybeLost[], changed: () => void): HTMLElement {
+  const section = div('jp-ElasticLite-storage');
+  const line = div('jp-ElasticLite-storageLine', 'Browser storage: …');
+  const keep = button(
+    'Keep checkpoints (ask the browser not to evict them)',
+    'Ask the browser to keep this site\'s storage even when space runs low (navigator.storage.persist())',
+    () => void askPersistence({ again: true }).then(show)
+  );
+  keep.hidden = true;
+  section.append(line, keep);
+  async function show(): Promise<void> {
+    const status = await storageStatus();
+    line.textContent = storageLine(status) || 'Browser storage: not reported by this browser';
+    keep.hidden = !status || status.persistent !== false || typeof navigator.storage?.persist !== 'function';
+  }
+  // best effort, silently: some browsers grant it by their own rules, others ask the person
+  void (entries.length ? askPersistence() : Promise.resolve(null)).then(show, show);
+  const lost = entries.filter(e => e.lost);
+  if (lost.length) {
+    section.append(
+      div(
+        'jp-ElasticLite-lostSummary jp-ElasticLite-error',
+        `${lost.length} checkpoint${lost.length === 1 ? ' is' : 's are'} lost: their data was removed by the browser ` +
+          '(storage running low, days without a visit in Safari) or cleared. They cannot be restored.'
+      ),
+      button('Delete lost checkpoints', 'Delete the listed checkpoints whose data is gone', () =>
+        void deleteLost(lost.map(e => e.name)).then(changed, e => console.warn('Elastic Lite:', (e as Error).message))
+      )
+    );
+  }
+  return section;
+}
+
+/** Marks the sidebar item of a checkpoint whose data is gone. */
+export function markLost(li: HTMLElement, entry: IMaybeLost): void {
+  if (!entry.lost) {
+    return;
+  }
+  li.classList.add('jp-ElasticLite-lost');
+  li.append(div('jp-ElasticLite-itemLost jp-ElasticLite-error', lostText(entry.lost)));
+}

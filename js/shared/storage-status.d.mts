@@ -1,0 +1,15 @@
+// Types of storage-status.mjs for the JupyterLite extension's TypeScript (the module itself is plain JS).
+export interface IStorageStatus {
+  persistent: boolean | null;
+  used: number | null;
+  quota: number | null;
+}
+export interface ILost {
+  missing: number | null;
+  records: number | null;
+}
+export function storageStatus(storage?: unknown): Promise<IStorageStatus | null>;
+export function askPersistence(options?: { again?: boolean; storage?: unknown }): Promise<boolean | null>;
+export function sizeText(n: number): string;
+export function storageLine(status: IStorageStatus | null | undefined): string;
+export function lostText(lost: ILost | null | undefined): string;

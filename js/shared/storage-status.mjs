@@ -1,0 +1,72 @@
+// The browser storage the checkpoints live in, as the sidebar and the demo show it: whether the
+// browser keeps it (persistent) and how much is used and left, in one line, and the mark of a
+// listed checkpoint whose data the browser removed. The same words as %checkpoints
+// (py/elastic_lite/_storage_status.py); tests/vectors/storage-line.json keeps the two in step.
+//
+// An origin's IndexedDB is best-effort storage unless the page was granted persistence: the
+// browser may evict it whole when space runs low (Safari also after days without a visit).
+// navigator.storage.persist() exists only in a page (not in the kernel's worker); browsers may
+// grant it silently (Chromium, by their own heuristics) or ask the person (Firefox), and some
+// want a user gesture: askPersistence() is called once the first checkpoint is saved, and
+// again from a button.
+
+/** {persistent, used, quota} as the page's browser says them (each null when it does not); null without navigator.storage. */
+export async function storageStatus(storage = globalThis.navigator?.storage) {
+  if (!storage) return null;
+  const call = async (fn) => {
+    try { return typeof storage[fn] === 'function' ? await storage[fn]() : null; } catch { return null; }
+  };
+  const [persisted, est] = await Promise.all([call('persisted'), call('estimate')]);
+  const num = (v) => (Number.isFinite(v) ? v : null);
+  return { persistent: typeof persisted === 'boolean' ? persisted : null, used: num(est?.usage), quota: num(est?.quota) };
+}
+
+let asked = null;
+
+/**
+ * Asks the browser to keep this origin's storage (navigator.storage.persist()) once per page
+ * (`again`: from a button, a user gesture, ask anew); resolves to what it answered, null where
+ * it cannot be asked. Never throws: persistence is best effort.
+ */
+export function askPersistence({ again = false, storage = globalThis.navigator?.storage } = {}) {
+  if (!storage || typeof storage.persist !== 'function') return Promise.resolve(null);
+  if (!asked || again) asked = storage.persist().then((v) => v === true, () => null);
+  return asked;
+}
+
+/** '512 B', '3.4 MiB': binary units, one decimal rounded half up (the Python copy's rule). */
+export function sizeText(n) {
+  const bytes = Math.trunc(n);
+  if (bytes < 1024) return `${bytes} B`;
+  let unit = 1024; let name = 'KiB';
+  for (const next of ['MiB', 'GiB', 'TiB']) {
+    if (bytes < unit * 1024) break;
+    unit *= 1024; name = next;
+  }
+  const tenths = Math.floor((bytes * 10 + Math.floor(unit / 2)) / unit);
+  return `${Math.floor(tenths / 10)}.${tenths % 10} ${name}`;
+}
+
+const isSize = (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/** The one line about the storage (`status` as storageStatus() gives it); '' without one. */
+export function storageLine(status) {
+  if (!status) return '';
+  const words = status.persistent === true ? 'persistent (the browser keeps checkpoints until you delete them)'
+    : status.persistent === false ? 'not persistent (the browser may remove checkpoints when space runs low)'
+      : 'persistence unknown';
+  let line = `Browser storage: ${words}`;
+  if (isSize(status.used) && isSize(status.quota)) {
+    line += ` · ${sizeText(status.used)} used, ${sizeText(Math.max(0, status.quota - status.used))} left`;
+  } else if (isSize(status.used)) {
+    line += ` · ${sizeText(status.used)} used`;
+  }
+  return line;
+}
+
+/** The mark of a listed checkpoint whose data is gone (`lost` as the store's list() gives it); '' when it is not. */
+export function lostText(lost) {
+  if (!lost) return '';
+  const how = lost.records ? ` (${lost.missing} of ${lost.records} records gone)` : '';
+  return `lost: its data was removed by the browser${how}`;
+}

@@ -1,0 +1,102 @@
+"""The browser storage line and lost checkpoints in %checkpoints and %restore
+(py/elastic_lite/_storage_status.py), against the golden vectors the JS copy
+(js/shared/storage-status.mjs, tests/node/storage-status.test.mjs) is checked against too.
+The browser's store is stood in for by a MemoryStore with a `proxy` that answers
+storageStatus() and lists some checkpoints as lost, as js/store/indexeddb.mjs does."""
+
+import json
+import os
+
+import pytest
+from test_magics import run, shell  # noqa: F401 (the shell fixture)
+
+import elastic_lite as el
+from elastic_lite import _storage_status
+from elastic_lite._store import StoreError
+
+VECTORS = json.load(open(os.path.join(os.path.dirname(__file__), "..", "vectors",
+                                      "storage-line.json"), encoding="utf-8"))
+
+
+@pytest.mark.parametrize("n,text", VECTORS["sizes"])
+def test_size_text(n, text):
+    assert _storage_status.size_text(n) == text
+
+
+@pytest.mark.parametrize("case", VECTORS["lines"], ids=[c["why"] for c in VECTORS["lines"]])
+def test_storage_line(case):
+    assert _storage_status.storage_line(case["status"]) == case["line"]
+
+
+@pytest.mark.parametrize("case", VECTORS["lost"])
+def test_lost_text(case):
+    assert _storage_status.lost_text(case["lost"]) == case["text"]
+
+
+class _Proxy:
+    def __init__(self, status):
+        self.status = status
+
+    async def storageStatus(self):  # noqa: N802 (the JS store's name)
+        return self.status
+
+
+class BrowserLike(el.MemoryStore):
+    """A MemoryStore that says what the browser's store says: its storage, lost entries."""
+
+    def __init__(self, status, lost=()):
+        super().__init__()
+        self.proxy = _Proxy(status)
+        self.lost = set(lost)
+
+    async def list(self, notebook=None):
+        return [{**e, "lost": {"missing": 1, "records": 2}} if e["name"] in self.lost else e
+                for e in await super().list(notebook)]
+
+
+def test_checkpoints_shows_storage_and_lost(shell, capsys):
+    store = BrowserLike({"persistent": False, "used": 1536, "quota": 1048576})
+    el.set_store(store)
+    out = run(shell, "%checkpoints", capsys)
+    assert out.endswith("yet (take one with %checkpoint [name])\nBrowser storage: not persistent (the "
+                        "browser may remove checkpoints when space runs low) · 1.5 KiB used, "
+                        "1022.5 KiB left\n"), out
+    run(shell, "a = 1\n%checkpoint one\n%checkpoint two", capsys)
+    store.lost = {"one"}
+    out = run(shell, "%checkpoints", capsys)
+    assert "one (lost)" in out and "two (lost)" not in out
+    assert "one: lost: its data was removed by the browser (1 of 2 records gone)\n" in out
+    assert "await elastic_lite.delete_checkpoint(NAME)" in out
+    assert "Browser storage: not persistent" in out
+    assert out.endswith("a bare %restore brings back 'two'\n"), out  # still the last line
+    # the list report carries the storage; a store that is not the browser's has none
+    el.set_store(el.MemoryStore())
+    out = run(shell, "%checkpoints", capsys)
+    assert "Browser storage" not in out and "lost" not in out
+
+
+def test_restore_of_lost_checkpoint_says_so(shell, capsys):
+    exc = StoreError("the checkpoint store failed to read records: 2 record(s) are not in the "
+                     "store: ab, cd (removed by the browser or cleared, or deleted meanwhile).",
+                     "missing-record")
+    lost = _storage_status.as_lost(exc, "nb [3]", BrowserLike(None))
+    assert lost.code == "lost"
+    assert str(lost).startswith("checkpoint 'nb [3]' is lost: its data is no longer in this "
+                                "browser's storage; it was removed by the browser or cleared")
+    assert "damaged" not in str(lost)
+    # not the browser's store (a folder, the CLI's directory), or another error: unchanged
+    assert _storage_status.as_lost(exc, "nb [3]", el.MemoryStore()) is exc
+    other = StoreError("busy", "busy")
+    assert _storage_status.as_lost(other, "nb [3]", BrowserLike(None)) is other
+
+    class Gone(BrowserLike):
+        async def read_records(self, keys):
+            raise exc
+
+    store = Gone(None)
+    el.set_store(store)
+    run(shell, "b = 2\n%checkpoint gone", capsys)
+    out = run(shell, "%restore gone", capsys)
+    assert out.startswith("elastic_lite: checkpoint 'gone' is lost: its data is no longer in this "
+                          "browser's storage; it was removed by the browser or cleared"), out
+    assert "Traceback" not in out
