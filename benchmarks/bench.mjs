@@ -4,7 +4,7 @@
 //   npm run bench                   # ~25 min on a quiet 2-core machine; prints one table
 //   EL_BENCH_QUICK=1 npm run bench  # smoke run (1 run each, small "large" state, 5 cells)
 //   EL_BENCH_RUNS=N                 # rounds per figure (default 7; ratios: median of the rounds')
-//   EL_BENCH_ONLY=node,native,chromium,large,compute,history,published   # parts to run (default all)
+//   EL_BENCH_ONLY=node,native,points,chromium,large,compute,history,published   # parts to run (default all)
 //   EL_BENCH_OUT=DIR                # where bench.json goes (default build/bench)
 //
 // Writes bench.json (every figure, every run) and docs/bench.png (the ratios against their
@@ -16,6 +16,9 @@
 //             load_snapshot() / pickle.loads on issue 10's states (+ issue 9's pure-Python
 //             stand-in, + the compute-heavy notebook's state)
 //   native    the same in host CPython for issue 9's numpy + pandas state (no Pyodide wheel)
+//   points    issue 21: the automatic point after a cell that changed one small variable of
+//             the 200-variable namespace (benchmarks/small_change.py), Pyodide under Node and
+//             host CPython, wall time
 //   chromium  Debian's Chromium (headless, a fresh profile, real IndexedDB on disk), a module
 //             worker running Pyodide as the demo and JupyterLite do, wall time:
 //             checkpoint / (pickle.dumps + raw put of those bytes), restore / (raw get +
@@ -45,14 +48,14 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
 const QUICK = !!process.env.EL_BENCH_QUICK;
 const RUNS = Number(process.env.EL_BENCH_RUNS) || (QUICK ? 1 : 7);
-const ONLY = new Set((process.env.EL_BENCH_ONLY || 'node,native,chromium,large,compute,history,published').split(','));
+const ONLY = new Set((process.env.EL_BENCH_ONLY || 'node,native,points,chromium,large,compute,history,published').split(','));
 const OUT_DIR = process.env.EL_BENCH_OUT || path.join(ROOT, 'build/bench');
 // docs/bench.png only from a full run of every part; anything less plots next to bench.json
 const PLOT = QUICK || process.env.EL_BENCH_ONLY ? path.join(OUT_DIR, 'bench.png') : path.join(ROOT, 'docs/bench.png');
 const MiB = 1 << 20;
 
 const NODE_ROWS = Object.keys(ROWS);
-const CHROMIUM_ROWS = ['dicts', 'instances', 'bytes50', 'bytes20x10', 'mixed199', 'standin'];
+const CHROMIUM_ROWS = ['dicts', 'instances', 'bytes50', 'bytes20x10', 'mixed199', 'vars200', 'standin'];
 const LARGE = QUICK ? 'blobs:2:32' : 'blobs:16:64';
 
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
@@ -66,7 +69,7 @@ const reason = (err) => {
 // ---- Node: Pyodide under Node, CPU time ---------------------------------------------------------
 
 async function loadBench(pyodide) {
-  for (const f of ['bench_python.py', 'serializer_shapes.py', 'serializer_cases.py', 'serializer_state.py']) {
+  for (const f of ['bench_python.py', 'serializer_shapes.py', 'serializer_cases.py', 'serializer_state.py', 'small_change.py']) {
     pyodide.FS.writeFile(`/home/pyodide/${f}`, readFileSync(path.join(HERE, f)));
   }
   await pyodide.runPythonAsync('import sys; sys.path.insert(0, "/home/pyodide")');
@@ -87,6 +90,24 @@ async function nodePart() {
   }
   B.destroy();
   return rows;
+}
+
+// Issue 21's many variables: the automatic point after a cell that changed one small variable
+// (benchmarks/small_change.py), in Pyodide under Node and in host CPython.
+async function pointPart() {
+  log('automatic point after a small change (200 variables): Pyodide under Node');
+  const py = await createPyodide({ stdout: () => {}, stderr: () => {} });
+  await loadBench(py);
+  const S = py.pyimport('small_change');
+  const r = await S.bench(RUNS);
+  const out = { node: r.toJs({ dict_converter: Object.fromEntries }) };
+  r.destroy(); S.destroy();
+  log(`  point ${out.node.point_ms.toFixed(1)} ms (median), snapshot / dumps ${out.node.snapshot_ratio.toFixed(2)}×`);
+  const python = path.join(ROOT, '.venv/bin/python');
+  const res = spawnSync(python, [path.join(HERE, 'small_change.py')],
+    { encoding: 'utf8', env: { ...process.env, EL_BENCH_RUNS: String(RUNS) }, maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'inherit'] });
+  if (res.status === 0) out.native = JSON.parse(res.stdout);
+  return out;
 }
 
 function nativePart() {
@@ -297,6 +318,7 @@ async function main() {
   };
   if (ONLY.has('node')) result.node = await nodePart();
   if (ONLY.has('native')) result.native = nativePart();
+  if (ONLY.has('points')) result.points = await pointPart();
   const server = await startServer({ port: 0, mounts: { ...DEMO_MOUNTS, '/benchmarks/': HERE } });
   const browser = await launchChromium();
   try {

@@ -13,6 +13,9 @@ native CPython and inside Pyodide.
   compute     the compute-heavy notebook: a sieve of Eratosthenes up to 2,000,000 and the
               Collatz stopping time of every number below 2,000,000 memoised in a dict
               (4.3 M entries); ~3 s of CPU natively, ~10 s in Pyodide
+  vars200     200 ordinary variables, ~6 MB in all: strings, lists of numbers and of
+              strings, dicts, lists of small instances of a notebook class (issue 21's
+              "many variables": most notebooks look like this)
 """
 
 import sys
@@ -62,6 +65,25 @@ table = [{"k": _i, "v": str(_i), "p": Point(_i, _i)} for _i in range(2000)]
 matrix = [[float(_i * _j) for _j in range(100)] for _i in range(100)]
 for _i in range(12):
     globals()[f"tmp{_i}"] = (_i, f"t{_i}", [_i])
+del _i, _rng, _random
+''',
+    "vars200": r'''
+import random as _random
+_rng = _random.Random(21)
+class Reading:
+    def __init__(self, i, value, unit):
+        self.i, self.value, self.unit = i, value, unit
+for _i in range(50):
+    globals()[f"text{_i}"] = " ".join(f"word{(_i * 31 + k) % 997}" for k in range(2000))
+for _i in range(50):
+    globals()[f"values{_i}"] = [_rng.random() for _ in range(6000)]
+for _i in range(20):
+    globals()[f"labels{_i}"] = [f"label-{_i}-{k}" for k in range(2500)]
+for _i in range(50):
+    globals()[f"record{_i}"] = {"id": _i, "name": f"record {_i}", "scores": [_rng.random() for _ in range(1000)],
+                                "attrs": {f"a{k}": k * _i for k in range(100)}}
+for _i in range(30):
+    globals()[f"readings{_i}"] = [Reading(k, _rng.random(), "mV") for k in range(800)]
 del _i, _rng, _random
 ''',
     "compute": r'''
