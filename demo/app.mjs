@@ -52,7 +52,8 @@ async function start() {
     return;
   }
   const items = await panel.refresh();
-  if (items.length) offerRestore(items[0]);
+  const choice = items.find((i) => i.name === panel.restoreChoice); // the kernel's pick (host.list)
+  if (choice) offerRestore(choice);
   else await offerPublishedState({ kernel, panel }); // ?state=URL: a published state, if given
 }
 

@@ -7,8 +7,7 @@ import {
 } from './messages.mjs';
 import { renderReport } from './report.mjs';
 import { confirmForeign } from './trust-dialog.mjs';
-import { askPersistence, lostText, storageLine } from '../js/shared/storage-status.mjs';
-import { shownText } from '../js/shared/report.mjs';
+import { problemLine, shownText } from '../js/shared/report.mjs';
 
 export class CheckpointPanel {
   constructor(root, kernel, { onBusy = () => {} } = {}) {
@@ -29,7 +28,7 @@ export class CheckpointPanel {
 
     $('#checkpoint-form').addEventListener('submit', (e) => {
       e.preventDefault();
-      this.checkpoint(this.nameInput.value.trim() || 'default');
+      this.checkpoint(this.nameInput.value.trim() || null); // no name: the kernel names it
     });
     $('#import-button').addEventListener('click', () => this.fileInput.click());
     $('#refresh-list').addEventListener('click', () => this.refresh());
@@ -53,28 +52,20 @@ export class CheckpointPanel {
       return this.items;
     }
     this.items = report.checkpoints;
+    this.nameInput.placeholder = report.default_name; // what the kernel calls a checkpoint without a name
+    this.restoreChoice = report.restore_choice; // what a restore without a name brings back
     this.empty.hidden = this.items.length > 0;
     this.table.hidden = this.items.length === 0;
     this.tbody.replaceChildren(...this.items.map((item) => this.#row(item)));
-    this.#storage(report.storage);
     return this.items;
   }
 
-  // The browser storage line under the list (persistent or not, used and left), from host.list.
-  #storage(status) {
-    let line = this.root.querySelector('#storage-line');
-    if (!line) this.empty.after(line = h('p', { id: 'storage-line', class: 'storage-line' }));
-    line.textContent = storageLine(status);
-    line.hidden = !line.textContent;
-  }
-
-  #row({ name, meta, lost }) {
+  #row({ name, meta }) {
     const button = (label, fn, extra = {}) =>
       h('button', { type: 'button', 'aria-label': `${label} checkpoint ${shownText(name)}`, onclick: fn, ...extra }, label);
     return h('tr', { dataset: { name } },
       h('td', {}, h('span', { class: 'name' }, shownText(name)),
-        h('time', { class: 'when', datetime: new Date(meta.createdMs).toISOString() }, formatTime(meta.createdMs)),
-        lost ? h('span', { class: 'lost' }, lostText(lost)) : null),
+        h('time', { class: 'when', datetime: new Date(meta.createdMs).toISOString() }, formatTime(meta.createdMs))),
       h('td', { class: 'num size' }, formatBytes(meta.size)),
       h('td', { class: 'num vars' }, String(meta.variables ?? '?')),
       h('td', { class: 'actions' },
@@ -107,13 +98,12 @@ export class CheckpointPanel {
 
   async checkpoint(name) {
     try {
-      const report = await this.#withProgress(`Checkpointing “${name}”…`,
+      const report = await this.#withProgress(name ? `Checkpointing “${name}”…` : 'Checkpointing…',
         (onProgress) => this.kernel.call('checkpoint', { name }, { onProgress }));
       if (!report.ok) {
-        explainCheckpoint(report, name);
+        explainCheckpoint(report, report.name);
       } else {
         renderReport(this.reportEl, report);
-        void askPersistence().then(() => this.refresh()); // best effort: ask the browser to keep them
         showMessage({
           level: 'ok', key: 'op',
           title: `Checkpoint “${report.name}” saved`,
@@ -171,7 +161,7 @@ export class CheckpointPanel {
     try {
       const report = await this.kernel.call('delete', { name });
       if (report.ok) showMessage({ level: 'ok', key: 'op', title: `Deleted checkpoint “${name}”` });
-      else notStored(`“${name}”`);
+      else notStored(`“${name}”`, report.problems);
     } catch (err) {
       explainError(err, { action: 'delete' });
     }
@@ -182,11 +172,12 @@ export class CheckpointPanel {
     try {
       const result = await this.kernel.call('export', { name });
       if (!result.ok) {
-        notStored(`“${name}”`);
+        if (result.problems.some((p) => p.code === 'not-found')) notStored(`“${name}”`, result.problems);
+        else showMessage({ level: 'error', key: 'op', title: `Not exported: “${name}”`, lines: result.problems.map((p) => problemLine('', p)) });
         await this.refresh();
         return;
       }
-      const url = URL.createObjectURL(new Blob([result.bytes], { type: 'application/octet-stream' }));
+      const url = URL.createObjectURL(new Blob([result.data], { type: 'application/octet-stream' }));
       const a = h('a', { href: url, download: result.filename, hidden: true });
       document.body.append(a);
       a.click();

@@ -37,12 +37,6 @@ export function showMessage({ level = 'info', title, lines = [], detail = null, 
   return box;
 }
 
-export function clearMessages(level = null) {
-  for (const el of [...container.children]) {
-    if (!level || el.dataset.level === level) el.remove();
-  }
-}
-
 function listNames(names) {
   const shown = names.slice(0, 12).join(', ');
   return names.length > 12 ? `${shown} and ${names.length - 12} more` : shown;
@@ -52,11 +46,12 @@ const lines = (label, problems) => problems.map((p) => problemLine(label, p));
 const namesOf = (problems) => [...new Set(problems.flatMap((p) => variableNames(p.names)))];
 const isNotFound = (report) => report.problems.some((p) => p.code === 'not-found');
 
-function notStored(what) {
+// `problems`: the host's not-found problem, shown in its words.
+function notStored(what, problems = []) {
   return showMessage({
     level: 'error', key: 'missing',
     title: `Checkpoint ${what} is not stored any more`,
-    lines: ['It may have been deleted in another tab. The list has been refreshed.'],
+    lines: [...lines('', problems), 'It may have been deleted in another tab. The list has been refreshed.'],
   });
 }
 
@@ -69,10 +64,8 @@ export function explainCheckpoint(report, name) {
       title: 'Not enough browser storage for this checkpoint',
       lines: [
         `The browser refused to store ${what}: the storage it allows this page is full.`,
-        ...problemsOf(report, 'failed').filter((p) => p.code === 'quota').map((p) => p.message), // how much it needs, how much is left
         'Nothing was overwritten: earlier checkpoints are still stored and can be restored.',
-        'To make room, delete old checkpoints in the list (or export them to files first), then try again; ' +
-          'or save checkpoints to a folder on disk instead (“Save checkpoints to a folder…”), which this quota does not limit.',
+        'To make room, delete old checkpoints in the list (or export them to files first), then try again.',
       ],
       detail: lines(name, report.problems).join('\n'),
     });
@@ -86,7 +79,7 @@ export function explainCheckpoint(report, name) {
  */
 export function explainRestore(report, name, listed) {
   const what = `“${name}”`;
-  if (isNotFound(report)) return notStored(what);
+  if (isNotFound(report)) return notStored(what, report.problems);
   const restored = report.restored.map((r) => r.name);
   const anyway = restored.length ? `Restored anyway (their records are intact): ${listNames(restored)}.` : null;
   const refused = problemsOf(report, 'refused');

@@ -5,7 +5,7 @@
 // restored; one signed by another key is taken in as foreign and restored through the trust
 // dialog; one whose bytes or signature changed is refused and nothing is stored. Offered only
 // while the page has no checkpoint of its own: the person's own points take precedence.
-import { pinnedKeys, verifyPublished } from '../js/shared/publisher.mjs';
+import { pinnedKeys, publishedSummary, verifyPublished } from '../js/shared/publisher.mjs';
 import { showMessage } from './messages.mjs';
 import { formatTime } from './format.mjs';
 
@@ -39,12 +39,10 @@ export async function offerPublishedState({ kernel, panel }) {
     showMessage({ level: 'error', key: 'offer', title: 'The published state cannot be offered', lines: [err.message] });
     return false;
   }
-  const n = Number.isInteger(doc?.variables) ? doc.variables : '?';
-  const when = typeof doc?.computed === 'string' && !Number.isNaN(Date.parse(doc.computed)) ? formatTime(Date.parse(doc.computed)) : 'an unknown time';
   showMessage({
     level: 'warn', key: 'offer',
     title: 'Start from the published state?',
-    lines: [`${doc?.notebook ?? url.pathname} was published with its state: ${n} variables, computed ${when}.`],
+    lines: [`${doc?.notebook ?? url.pathname} was published with its state: ${publishedSummary(doc, formatTime)}.`],
     actions: [
       ['Start from it', () => startFromPublished({ kernel, panel, url, doc }), { class: 'primary', id: 'offer-published' }],
       ['Not now', () => {}],

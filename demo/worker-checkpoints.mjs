@@ -3,7 +3,7 @@
 // (js/shared/host.mjs) whose report goes to the page as it is. The page renders reports; it
 // never judges a checkpoint itself.
 import { callHost } from '../js/shared/host.mjs';
-import { exportFileName } from '../js/shared/report.mjs';
+import { exportFileName, hostReport } from '../js/shared/report.mjs';
 
 const NOTEBOOK = 'demo';
 const WHEELS_URL = new URL('../build/wheels/', import.meta.url).href;
@@ -52,16 +52,19 @@ export const ops = {
   // Every cell is recorded by the session's history (host.run_cell), as In [count].
   run: ({ code, cellId, count }) => host('run_cell', { code, label: `cell ${cellId}`, count }),
   checkpoint: ({ name }, { progress }) =>
-    host('checkpoint', { name: String(name ?? '').trim() || 'default', notebook: NOTEBOOK }, { progress: progressOf(progress) }),
+    host('checkpoint', { name: String(name ?? '').trim() || null, notebook: NOTEBOOK }, { progress: progressOf(progress) }),
   restore: ({ name, trust, adopt }, { progress }) =>
     host('restore', { name, trust: !!trust, adopt: !!adopt }, { progress: progressOf(progress) }),
   list: () => host('list', { notebook: NOTEBOOK }),
   delete: ({ name }) => host('delete', { name }),
-  // The bytes to download: a plain store read (no judgement to make); a missing name gets the
-  // host's report.
+  // The bytes to download: a plain store read (no judgement to make) answered as host.export's
+  // report, with `data` (the bytes, as for Python callers) and the file name; a missing name,
+  // or a record whose bytes no longer match their key, gets the host's own report.
   export: async ({ name }) => {
     const entry = store && await store.get(name);
-    return entry ? { ok: true, name, bytes: entry.bytes, filename: exportFileName(name) } : host('export', { name });
+    return entry && !entry.damaged?.length
+      ? hostReport('export', { name, size: entry.bytes.byteLength, meta: entry.meta, data: entry.bytes, filename: exportFileName(name) })
+      : host('export', { name });
   },
   // Validated before it is stored (the one import policy); never overwrites: a free name.
   // trust: a published state whose publisher key this page pins (demo/published.mjs).

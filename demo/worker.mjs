@@ -68,7 +68,7 @@ self.addEventListener('message', (event) => {
       if (op !== 'init' && !pyodide) throw new Error('Python is not ready yet.');
       const progress = (p) => post({ id, type: 'progress', ...p });
       const value = await handler(args ?? {}, { progress });
-      const transfer = value && value.bytes instanceof Uint8Array ? [value.bytes.buffer] : [];
+      const transfer = value && value.data instanceof Uint8Array ? [value.data.buffer] : [];
       post({ id, type: 'result', value }, transfer);
     } catch (err) {
       if (op === 'init') status('failed', String(err?.message ?? err));

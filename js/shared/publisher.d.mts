@@ -15,3 +15,4 @@ export function signPublished(key: IPublisherKey, bytes: Uint8Array, info: Recor
 export function pinnedKeys(list: unknown): Promise<IPin[]>;
 export function verifyPublished(doc: unknown, bytes: Uint8Array, pins: IPin[]): Promise<IVerdict>;
 export function publishedPaths(notebookPath: string): { checkpoint: string; document: string };
+export function publishedSummary(doc: unknown, formatTime: (ms: number) => string): string;

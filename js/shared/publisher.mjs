@@ -153,3 +153,13 @@ export function publishedPaths(notebookPath) {
   const stem = notebookPath.replace(/\.ipynb$/i, '');
   return { checkpoint: `${stem}.published.elc`, document: `${stem}.published.json` };
 }
+
+/**
+ * "N variables, computed DATE": what a published document says it holds, as every host offers
+ * it (its fields come from the network: checked). `formatTime(ms)`: the host's own clock format.
+ */
+export function publishedSummary(doc, formatTime) {
+  const n = Number.isInteger(doc?.variables) ? doc.variables : '?';
+  const at = typeof doc?.computed === 'string' ? Date.parse(doc.computed) : NaN;
+  return `${n} variables, computed ${Number.isNaN(at) ? 'at an unknown time' : formatTime(at)}`;
+}

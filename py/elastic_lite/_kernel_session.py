@@ -90,7 +90,7 @@ def store_failure(report, exc, names=()):
     """A store error as a `failed` problem: code `quota` (no space left), `busy` (another
     writer holds the name), `changed` (a buffer written to while it was saved) or `store`."""
     code = getattr(exc, "code", None)
-    code = "quota" if code in _QUOTA_CODES else code if code in ("busy", "changed", "lost") else "store"
+    code = "quota" if code in _QUOTA_CODES else code if code in ("busy", "changed") else "store"
     return fail(report, "failed", str(exc), names=names, code=code)
 
 
@@ -119,7 +119,7 @@ def _emit(progress, **event):
 
 
 def _of(notebook):
-    return f" of {notebook}" if notebook is not None else ""
+    return f" of {SESSION.label_of(notebook)}" if notebook is not None else ""
 
 
 def key_problems(problems, mismatched):
@@ -218,7 +218,7 @@ class KernelSession:
 
     def __init__(self):
         self.store = None
-        self.notebook = None
+        self.notebook = self.notebook_label = None
         self.auto = True
         self.shadow_budget = 256 << 20
         self._spaces = OrderedDict()  # id(namespace) -> Space, least recently used first
@@ -282,15 +282,21 @@ class KernelSession:
             self.store = await _store.default_store()
         return self.store
 
-    def set_notebook(self, path):
+    def set_notebook(self, path, label=None):
         """Tie later checkpoints to the notebook at `path` (None: to no notebook): checkpoint()
         without `notebook=` and the magics use it; `meta.notebook` is what the JupyterLite
-        sidebar and its restore offer select by (the extension sets it when a kernel starts)."""
+        sidebar and its restore offer select by (the extension sets it when a kernel starts, to
+        the notebook's id, which survives renames). `label`: what a person calls the notebook
+        (its path), which the magics and the messages show instead of an id (default: `path`)."""
         if path is not None and (not isinstance(path, str) or not path):
             raise TypeError(f"set_notebook() takes a notebook path (a non-empty str) or None; "
                             f"got {path!r}")
-        self.notebook = path
+        self.notebook, self.notebook_label = path, path if label is None else str(label)
         return path
+
+    def label_of(self, notebook):
+        """How a person knows `notebook`: its label when it is the one set, else itself."""
+        return self.notebook_label if notebook is not None and notebook == self.notebook else notebook
 
     def get_notebook(self):
         """The notebook path set by set_notebook(), or None."""
@@ -564,8 +570,7 @@ class KernelSession:
                 return None
             entry = await _store.read_verified(store, name, zero)
         except _store.StoreError as exc:
-            from ._storage_status import as_lost  # records gone from the browser's storage
-            store_failure(report, as_lost(exc, name, store))
+            store_failure(report, exc)
             return None
         if entry is None:
             fail(report, "failed", not_found(name), code="not-found")
@@ -590,9 +595,6 @@ class KernelSession:
             return store_failure(report, exc)
         report["checkpoints"] = [{**e, "label": _history.point_label(e.get("meta"))}
                                  for e in entries]
-        from ._storage_status import storage_status  # the browser's storage only
-        if (storage := await storage_status(store)) is not None:
-            report["storage"] = storage
         choice = self.restore_choice(entries, namespace)
         report["restore_choice"] = None if choice is None else choice["name"]
         report["timings"]["total_ms"] = _ms(t0)

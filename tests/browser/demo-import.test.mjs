@@ -234,3 +234,41 @@ test('a checkpoint whose record would run code: imported, it loads nothing uncon
   assert.match(await runCell(page, 2), /^False False 42$/m, 'the crafted code never ran');
   browser.assertOffline();
 });
+
+test('one restore path, the demo\'s leg: ok, a missing name, foreign, damaged, in host.restore\'s words', async () => {
+  // the words of tests/vectors/host-words.json, which el.restore / host.restore (pytest) and the
+  // CLI (cli-restore-situations) are held to as well; the page shows the problem after a label.
+  const words = Object.fromEntries(JSON.parse(fs.readFileSync(new URL('../vectors/host-words.json', import.meta.url), 'utf8'))
+    .restore.map((w) => [w.situation, w]));
+  const said = (text, want) => ('message' in want ? text.includes(want.message)
+    : 'contains' in want ? text.includes(want.contains) : new RegExp(want.pattern.replace(/^\^/, '')).test(text));
+  await openDemo(page, srv.url);
+  const target = await checkpointOwnValues('mine');
+  const ok = await restore(page, 'mine');
+  assert.match(ok.title, /Restored “mine”/, ok.text);
+
+  // a missing name: listed in this page, deleted meanwhile (another tab)
+  assert.match((await checkpoint(page, 'nope')).title, /saved/);
+  await page.evaluate(async () => {
+    const { IndexedDBStore } = await import(new URL('../js/store/indexeddb.mjs', location.href).href);
+    const store = new IndexedDBStore({ dbName: 'elastic-lite-demo' });
+    try { await store.delete('nope'); } finally { await store.close(); }
+  });
+  const missing = await restore(page, 'nope');
+  assert.match(missing.title, /is not stored any more/, missing.text);
+  assert.ok(said(missing.text, words['missing name']), missing.text);
+
+  // foreign: this browser's own bytes, imported from a file
+  await importBytes('theirs.elc', await exportCheckpoint('mine'));
+  await waitForMessage(page, 'Imported “theirs”');
+  const foreign = await restore(page, 'theirs'); // asked, then Cancel
+  assert.match(foreign.title, /Not restored: “theirs” comes from elsewhere/, foreign.text);
+  assert.ok(said(foreign.text, words.foreign), foreign.text);
+
+  // damaged: a byte of the record holding `values` flipped in IndexedDB
+  await damageStored('mine', target.payload_offset + 1, 'flip');
+  const damaged = await restore(page, 'mine');
+  assert.match(damaged.title, /Damaged checkpoint/, damaged.text);
+  assert.ok(said(damaged.text, words.damaged), damaged.text);
+  browser.assertOffline();
+});

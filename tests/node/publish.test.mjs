@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { runCli, tempWorkdir, NOTEBOOKS, oneLineError } from './cli-helpers.mjs';
-import { generatePublisherKey, pinnedKeys, verifyPublished, publishedPaths } from '../../js/shared/publisher.mjs';
+import { generatePublisherKey, pinnedKeys, verifyPublished, publishedPaths, publishedSummary } from '../../js/shared/publisher.mjs';
 
 const dir = await tempWorkdir('el-publish-');
 const nbFile = path.join(dir, 'basic.ipynb');
@@ -75,4 +75,13 @@ test('publish signs the notebook\'s state beside it; the page trusts only those 
   const restored = await runCli(['restore', 'warm', '--store', visitor, '-c', 'print(f(2), p.norm(), total)'], { cwd: dir });
   assert.equal(restored.code, 0, restored.stderr);
   assert.match(restored.stdout, /20 5\.0 6/);
+});
+
+test('the offer of a published state says what it holds in one helper for the demo and the extension', () => {
+  const at = (ms) => `T${ms}`;
+  const computed = '2026-01-02T03:04:05.000Z';
+  assert.equal(publishedSummary({ variables: 7, computed }, at), `7 variables, computed T${Date.parse(computed)}`);
+  // fields from the network are checked, never shown as they came
+  assert.equal(publishedSummary({ variables: '7<b>', computed: 'soon' }, at), '? variables, computed at an unknown time');
+  assert.equal(publishedSummary(null, at), '? variables, computed at an unknown time');
 });

@@ -66,7 +66,7 @@ def test_restore_without_name_takes_newest_and_errors_are_clear(shell, capsys):
     assert shell.user_ns["a"] == 2
     # a failing magic prints one plain line: no traceback through _magics.py
     out = run(shell, "%restore no_such_name", capsys)
-    assert out == "elastic_lite: no checkpoint named 'no_such_name'\n"
+    assert out == 'elastic_lite: no checkpoint named "no_such_name"\n'
     long = "x" * 201
     out = run(shell, f"%checkpoint {long}", capsys)
     assert out.startswith(f"elastic_lite: invalid checkpoint name '{long}'") and out.count("\n") == 1
@@ -110,6 +110,24 @@ def test_magics_default_to_the_notebook_set(shell, capsys):
     el.set_notebook("empty.ipynb")
     assert "no checkpoints of empty.ipynb yet" in run(shell, "%checkpoints", capsys)
     assert "no checkpoint of empty.ipynb to restore" in run(shell, "%restore", capsys)
+
+
+def test_magics_show_the_notebook_label_not_its_id(shell, capsys):
+    """JupyterLite ties checkpoints to the notebook's id (it survives renames) and passes its
+    path as the label: %checkpoints and %restore name the path a person knows, never the id."""
+    store = asyncio.run(el.get_store())
+    el.set_notebook("4f1c-id", label="work/analysis.ipynb")
+    assert el.get_notebook() == "4f1c-id"
+    out = run(shell, "%restore", capsys)
+    assert "of work/analysis.ipynb" in out and "4f1c-id" not in out
+    assert "no checkpoints of work/analysis.ipynb yet" in run(shell, "%checkpoints", capsys)
+    run(shell, "a = 1", capsys)
+    run(shell, "%checkpoint mine", capsys)
+    assert _notebooks(store)["mine"] == "4f1c-id"  # the key stays the id
+    out = run(shell, "%checkpoints", capsys)
+    assert "checkpoints of work/analysis.ipynb:" in out and "4f1c-id" not in out
+    el.set_notebook("other.ipynb")  # without a label: the path is the label
+    assert "no checkpoints of other.ipynb yet" in run(shell, "%checkpoints", capsys)
 
 
 def test_checkpoint_uses_the_notebook_set_unless_given(shell):

@@ -189,7 +189,7 @@ export class ElasticLiteController {
         return false;
       }
       const key = this.key(panel);
-      const result = await runInKernel(kernel, setNotebookCode(key));
+      const result = await runInKernel(kernel, setNotebookCode(key, panel.context.path)); // the magics show the path
       if (result.ok) {
         this._bound.set(panel, `${kernel.id} ${key}`);
       }

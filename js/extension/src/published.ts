@@ -12,7 +12,7 @@ import { Notification } from '@jupyterlab/apputils';
 import { PageConfig, URLExt } from '@jupyterlab/coreutils';
 import { NotebookPanel } from '@jupyterlab/notebook';
 
-import { pinnedKeys, publishedPaths, verifyPublished } from '../../shared/publisher.mjs';
+import { pinnedKeys, publishedPaths, publishedSummary, verifyPublished } from '../../shared/publisher.mjs';
 import { fmtBytes, problemLine } from '../../shared/report.mjs';
 import { ElasticLiteController } from './controller';
 import { formatTime } from './format';
@@ -44,15 +44,6 @@ export async function findPublished(panel: NotebookPanel): Promise<IPublished | 
   }
 }
 
-/** "N variables, computed DATE" from a published document (fields are the network's: checked). */
-function summary(doc: any): string {
-  const n = Number.isInteger(doc?.variables) ? doc.variables : '?';
-  const when = typeof doc?.computed === 'string' && !Number.isNaN(Date.parse(doc.computed))
-    ? formatTime(Date.parse(doc.computed))
-    : 'at an unknown time';
-  return `${n} variables, computed ${when}`;
-}
-
 /**
  * Offers the published state of a notebook that has no checkpoint of its own. Resolves true
  * when an offer was shown.
@@ -66,7 +57,7 @@ export async function offerPublished(
   if (!found || panel.isDisposed) {
     return false;
   }
-  Notification.info(`${panel.context.path} was published with its state: start from the published state (${summary(found.doc)})?`, {
+  Notification.info(`${panel.context.path} was published with its state: start from the published state (${publishedSummary(found.doc, formatTime)})?`, {
     autoClose: false,
     actions: [
       {

@@ -57,8 +57,8 @@ _out(await elastic_lite.host.call(${py(op)}, ${py(JSON.stringify(kwargs))}, ${by
 // them with the notebook's own and the restore offer after a reload can pick them. It also
 // starts the session recorder (idempotent): the cells run from then on are the history a
 // checkpoint carries, and restore recomputes by replaying them what could not be saved.
-export function setNotebookCode(notebook: string): string {
-  return wrap(`elastic_lite.set_notebook(${py(notebook)})
+export function setNotebookCode(notebook: string, label: string | null = null): string {
+  return wrap(`elastic_lite.set_notebook(${py(notebook)}, label=${label === null ? 'None' : py(label)})
 elastic_lite.record_session()
 _out(_json.dumps({"ok": True}))`);
 }
