@@ -7,6 +7,7 @@ import {
 } from './messages.mjs';
 import { renderReport } from './report.mjs';
 import { confirmForeign } from './trust-dialog.mjs';
+import { askPersistence, lostText, storageLine } from '../js/shared/storage-status.mjs';
 import { problemLine, shownText } from '../js/shared/report.mjs';
 
 export class CheckpointPanel {
@@ -57,15 +58,25 @@ export class CheckpointPanel {
     this.empty.hidden = this.items.length > 0;
     this.table.hidden = this.items.length === 0;
     this.tbody.replaceChildren(...this.items.map((item) => this.#row(item)));
+    this.#storage(report.storage);
     return this.items;
   }
 
-  #row({ name, meta }) {
+  // The browser storage line under the list (persistent or not, used and left), from host.list.
+  #storage(status) {
+    let line = this.root.querySelector('#storage-line');
+    if (!line) this.empty.after(line = h('p', { id: 'storage-line', class: 'storage-line' }));
+    line.textContent = storageLine(status);
+    line.hidden = !line.textContent;
+  }
+
+  #row({ name, meta, lost }) {
     const button = (label, fn, extra = {}) =>
       h('button', { type: 'button', 'aria-label': `${label} checkpoint ${shownText(name)}`, onclick: fn, ...extra }, label);
     return h('tr', { dataset: { name } },
       h('td', {}, h('span', { class: 'name' }, shownText(name)),
-        h('time', { class: 'when', datetime: new Date(meta.createdMs).toISOString() }, formatTime(meta.createdMs))),
+        h('time', { class: 'when', datetime: new Date(meta.createdMs).toISOString() }, formatTime(meta.createdMs)),
+        lost ? h('span', { class: 'lost' }, lostText(lost)) : null),
       h('td', { class: 'num size' }, formatBytes(meta.size)),
       h('td', { class: 'num vars' }, String(meta.variables ?? '?')),
       h('td', { class: 'actions' },
@@ -104,6 +115,7 @@ export class CheckpointPanel {
         explainCheckpoint(report, report.name);
       } else {
         renderReport(this.reportEl, report);
+        void askPersistence().then(() => this.refresh()); // best effort: ask the browser to keep them
         showMessage({
           level: 'ok', key: 'op',
           title: `Checkpoint “${report.name}” saved`,

@@ -64,8 +64,10 @@ export function explainCheckpoint(report, name) {
       title: 'Not enough browser storage for this checkpoint',
       lines: [
         `The browser refused to store ${what}: the storage it allows this page is full.`,
+        ...problemsOf(report, 'failed').filter((p) => p.code === 'quota').map((p) => p.message), // how much it needs, how much is left
         'Nothing was overwritten: earlier checkpoints are still stored and can be restored.',
-        'To make room, delete old checkpoints in the list (or export them to files first), then try again.',
+        'To make room, delete old checkpoints in the list (or export them to files first), then try again; ' +
+          'or save checkpoints to a folder on disk instead (“Save checkpoints to a folder…”), which this quota does not limit.',
       ],
       detail: lines(name, report.problems).join('\n'),
     });

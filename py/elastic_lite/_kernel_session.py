@@ -90,7 +90,7 @@ def store_failure(report, exc, names=()):
     """A store error as a `failed` problem: code `quota` (no space left), `busy` (another
     writer holds the name), `changed` (a buffer written to while it was saved) or `store`."""
     code = getattr(exc, "code", None)
-    code = "quota" if code in _QUOTA_CODES else code if code in ("busy", "changed") else "store"
+    code = "quota" if code in _QUOTA_CODES else code if code in ("busy", "changed", "lost") else "store"
     return fail(report, "failed", str(exc), names=names, code=code)
 
 
@@ -570,7 +570,8 @@ class KernelSession:
                 return None
             entry = await _store.read_verified(store, name, zero)
         except _store.StoreError as exc:
-            store_failure(report, exc)
+            from ._storage_status import as_lost  # records gone from the browser's storage
+            store_failure(report, as_lost(exc, name, store))
             return None
         if entry is None:
             fail(report, "failed", not_found(name), code="not-found")
@@ -595,6 +596,9 @@ class KernelSession:
             return store_failure(report, exc)
         report["checkpoints"] = [{**e, "label": _history.point_label(e.get("meta"))}
                                  for e in entries]
+        from ._storage_status import storage_status  # the browser's storage only
+        if (storage := await storage_status(store)) is not None:
+            report["storage"] = storage
         choice = self.restore_choice(entries, namespace)
         report["restore_choice"] = None if choice is None else choice["name"]
         report["timings"]["total_ms"] = _ms(t0)

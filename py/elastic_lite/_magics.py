@@ -23,6 +23,7 @@ import datetime
 from . import host
 from ._kernel_session import SESSION
 from ._report import _table, checkpoint_text, foreign_text, human_size, restore_text, shown_text
+from ._storage_status import lost_text, storage_line
 from ._store import MemoryStore
 
 
@@ -124,6 +125,7 @@ def checkpoints_magic(shell, line):
         of = f" of {SESSION.label_of(notebook)}" if notebook is not None else ""
         if not entries:
             print(f"no checkpoints{of} yet (take one with %checkpoint [name])")
+            _storage(report)
             return
         if any(e["label"] for e in entries):
             print("(%restore @N restores the state after cell [N]; %restore NAME any checkpoint)")
@@ -135,13 +137,29 @@ def checkpoints_magic(shell, line):
             when = m.get("createdMs")
             when = datetime.datetime.fromtimestamp(when / 1000).strftime("%Y-%m-%d %H:%M:%S") \
                 if when else "?"
-            rows.append([e["name"], when, e["label"], human_size(m.get("size") or 0),
-                         str(m.get("variables", "?")), str(len(m.get("skipped") or []))])
+            rows.append([e["name"] + (" (lost)" if e.get("lost") else ""), when, e["label"],
+                         human_size(m.get("size") or 0), str(m.get("variables", "?")),
+                         str(len(m.get("skipped") or []))])
         print(_table(["name", "created", "after cell", "size", "variables", "skipped"], rows))
+        _storage(report)
         # never one of this kernel's own automatic points (after a restart: the lost state)
         print(f"a bare %restore brings back {report['restore_choice']!r}")
 
     return _run(lambda: host.list(notebook, namespace=shell.user_ns), show)
+
+
+def _storage(report):
+    """%checkpoints' last lines: the checkpoints whose data the browser removed, and how the
+    browser keeps the store (persistent, used, left), when the store is the browser's."""
+    lost = [e for e in report["checkpoints"] if e.get("lost")]
+    for e in lost:
+        print(f"{shown_text(e['name'])}: {lost_text(e['lost'])}")
+    if lost:
+        print("delete them with `await elastic_lite.delete_checkpoint(NAME)` (or Delete in the "
+              "checkpoints panel); keep copies outside the browser with Export or a folder store")
+    line = storage_line(report.get("storage"))
+    if line:
+        print(line)
 
 
 def autocheckpoint_magic(shell, line):
