@@ -558,28 +558,65 @@ def read(data, validate=True, headers_only=False, chunk=1 << 20):
     window itself), content CRCs it asks for are computed here with zlib.crc32 over `data`,
     so large out-of-band buffers never enter the core. The same report as `inspect`."""
     mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
-    flags = (INSPECT_VALIDATE if validate else 0) | (INSPECT_HEADERS_ONLY if headers_only else 0)
-    b = backend()
-    r = b.el_reader_new(float(mv.nbytes), flags, float(chunk))
-    if not r:
-        raise CoreError(b.error_text(b.el_last_error()))
-    b.live += 1
-    try:
-        while True:
-            need = b.el_reader_next(r)
-            if need == 0:
-                return json.loads(b.result_json(b.el_reader_result(r)))
-            off, n = int(b.el_reader_offset(r)), int(b.el_reader_length(r))
-            if need == 1:  # a window from there: the core serves the requests inside it
-                rc = b.feed(b.el_reader_feed_window, r, mv[off:off + max(n, chunk)], float(off))
+    with PullReader(mv.nbytes, validate, headers_only, chunk) as r:
+        while (need := r.need()) is not None:
+            kind, off, n = need
+            if kind == "window":  # a window from there: the core serves the requests inside it
+                r.feed_window(off, mv[off:off + max(n, chunk)])
             else:
-                rc = b.el_reader_feed_crc32(r, zlib.crc32(mv[off:off + n]))
-            if rc < 0:
-                raise CoreError(b.error_text(b.el_reader_error(r)))
-    finally:
-        b.el_reader_free(r)
-        b.live -= 1
-        _release_if_idle(b)
+                r.feed_crc32(zlib.crc32(mv[off:off + n]))
+        return r.result()
+
+
+class PullReader:
+    """The core's pull reader, one step at a time, for callers that fetch the bytes it asks
+    for from elsewhere (a store, record by record; `read` above over a buffer):
+
+        with PullReader(size) as r:
+            while (need := r.need()) is not None:   # ("window", offset, n) | ("crc32", offset, n)
+                r.feed_window(offset, bytes_from_offset)  # at least n bytes, from `offset`
+                r.feed_crc32(crc)                         # CRC-32 of [offset, offset + n)
+            report = r.result()
+    """
+
+    def __init__(self, size, validate=True, headers_only=False, chunk=1 << 20):
+        flags = (INSPECT_VALIDATE if validate else 0) | (INSPECT_HEADERS_ONLY if headers_only else 0)
+        self._b = b = backend()
+        self._r = b.el_reader_new(float(size), flags, float(chunk))
+        if not self._r:
+            raise CoreError(b.error_text(b.el_last_error()))
+        b.live += 1
+
+    def need(self):
+        b, r = self._b, self._r
+        kind = b.el_reader_next(r)
+        if kind == 0:
+            return None
+        return ("window" if kind == 1 else "crc32", int(b.el_reader_offset(r)),
+                int(b.el_reader_length(r)))
+
+    def _check(self, rc):
+        if rc < 0:
+            raise CoreError(self._b.error_text(self._b.el_reader_error(self._r)))
+
+    def feed_window(self, offset, mv):
+        self._check(self._b.feed(self._b.el_reader_feed_window, self._r, mv, float(offset)))
+
+    def feed_crc32(self, crc):
+        self._check(self._b.el_reader_feed_crc32(self._r, crc))
+
+    def result(self):
+        return json.loads(self._b.result_json(self._b.el_reader_result(self._r)))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        r, self._r = self._r, None
+        if r:
+            self._b.el_reader_free(r)
+            self._b.live -= 1
+            _release_if_idle(self._b)
 
 
 def validate_stream(data, window=1 << 20):

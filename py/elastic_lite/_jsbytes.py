@@ -16,6 +16,7 @@ the calls above:
     read_js(src, at, n)     -> bytes: n bytes of the JS ArrayBuffer `src` from byte offset `at`
     to_py(src)              -> a new bytearray (writable) with the bytes of a JS Uint8Array /
                             ArrayBuffer
+    read_into(dst, src, at) fills the Python buffer dst from the JS array src at offset at
     as_buffer(data)         bytes-like data as it is; a JS Uint8Array / ArrayBuffer by to_py
 
 `buf` is anything with the buffer protocol (bytes, bytearray, memoryview, PickleBuffer,
@@ -122,6 +123,13 @@ def to_py(src):
     if out:
         _functions()[1](out, src, 0)
     return out
+
+
+def read_into(dst, src, at):
+    """Fills the writable Python buffer `dst` with len(dst) bytes of the JS Uint8Array /
+    ArrayBuffer `src` from byte offset `at` (a record's piece straight into its final memory)."""
+    if len(dst):
+        _functions()[1](dst, src, at)
 
 
 def to_bytes(src):

@@ -27,7 +27,7 @@ Restore: read (the entry, every record verified against its content key: _store.
 import time
 from collections import OrderedDict
 
-from . import _checkpoint_replay, _history, _jsbytes, _signing, _store, _trust
+from . import _checkpoint_replay, _history, _jsbytes, _signing, _store, _streamed, _trust
 from ._capture import default_namespace
 from ._report import checkpoint_meta, inspection_problems, problem, record_problem, type_name
 from ._restore import CheckpointError, inspect as core_inspect, load_snapshot, read_manifest
@@ -376,6 +376,10 @@ class KernelSession:
                       random_state=list(getattr(snap, "random_state", [])),
                       variables=snap.variable_rows(), reuse=getattr(snap, "reuse", None),
                       replay=None if plan is None else plan.report())
+        room = _streamed.restore_room(  # a state too large for this heap says so now
+            snap.size, max((v["bytes"] or 0 for v in report["variables"]), default=0))
+        if room is not None:
+            report["warnings"].append(room)
         report["timings"] = {"serialize_ms": snap.ms, "store_ms": max(0.0, total - snap.ms),
                              "total_ms": total}
         report.detail = snap
@@ -447,7 +451,8 @@ class KernelSession:
         ns = default_namespace() if namespace is None else namespace
         report = new_report("restore", name=name, source="data" if data is not None else "store",
                             size=0, restored=[], recomputed=[], modules=[], skipped=[],
-                            inspection=None, replay=None, trust=None, adopted=False)
+                            inspection=None, replay=None, trust=None, adopted=False,
+                            streamed=False)
         meta, mismatched = {}, []
         foreign = foreign_reason("data") if data is not None else None
         if data is None:  # read
@@ -456,10 +461,11 @@ class KernelSession:
                 name = report["name"] = await self._point(report, notebook, at)
                 if name is None:
                     return report
-            entry = await self._read(report, name, notebook, ns)
+            entry = await self._read(report, name, notebook, ns, stream=True)
             if entry is None:
                 return report
             data, meta, mismatched = entry["bytes"], entry["meta"], entry["mismatched"]
+            report["streamed"] = isinstance(data, _streamed.Streamed)
             foreign = foreign_reason("store", meta, entry["signature"])  # judge provenance
         data = _jsbytes.as_buffer(data)
         report["size"] = len(data)
@@ -552,9 +558,12 @@ class KernelSession:
             return None
         return entry["name"]
 
-    async def _read(self, report, name, notebook, namespace=None, zero=True):
+    async def _read(self, report, name, notebook, namespace=None, zero=True, stream=False):
         """The named checkpoint as _store.read_verified gives it — without a name, the one
-        the restore choice picks for `namespace` — or None with a problem."""
+        the restore choice picks for `namespace` — or None with a problem. `stream`: a large
+        checkpoint comes as a _streamed.Streamed in "bytes", read and inspected record by
+        record (restore in bounded memory); one that cannot be read that way (a record
+        damaged or missing) is read whole, which reports it."""
         store = await self._store_or_fail(report)
         if store is None:
             return None
@@ -568,7 +577,9 @@ class KernelSession:
                 name = report["name"] = self.restore_choice(entries, namespace)["name"]
             elif bad_name(report, name):
                 return None
-            entry = await _store.read_verified(store, name, zero)
+            entry = await self._read_streamed(store, name) if stream else None
+            if not isinstance(entry, dict) or "bytes" not in entry:  # the entry, or None
+                entry = await _store.read_verified(store, name, zero, entry=entry)
         except _store.StoreError as exc:
             from ._storage_status import as_lost  # records gone from the browser's storage
             store_failure(report, as_lost(exc, name, store))
@@ -576,6 +587,23 @@ class KernelSession:
         if entry is None:
             fail(report, "failed", not_found(name), code="not-found")
         return entry
+
+    @staticmethod
+    async def _read_streamed(store, name):
+        """read_verified's answer with a _streamed.Streamed as "bytes" (inspected); else the
+        store's entry already read (small, or not readable that way: damaged, missing a
+        record), for read_verified, or None."""
+        if not _store._reads_records(store):
+            return None
+        entry = await store.get_entry(name)
+        if entry is None or not _streamed.streams(store, entry.get("size") or 0):
+            return entry
+        got = _streamed.Streamed(store, entry)
+        try:
+            await got.inspect()
+        except _streamed.Unread:
+            return entry
+        return {"bytes": got, "meta": got.meta, "signature": got.signature, "mismatched": []}
 
     # -- list, delete, export, inspect --
 

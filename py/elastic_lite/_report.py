@@ -256,6 +256,7 @@ def checkpoint_text(rep):
     notes += filter(None, [_random_state_line(rep.get("random_state"))])
     if notes:
         parts.append("notes:\n  " + "\n  ".join(map(shown_text, notes)))
+    parts += ["warning: " + shown_text(w) for w in rep.get("warnings") or []]
     parts.append(f"{len(rows)} variables in {len(firsts)} records, "
                  f"{human_size(rep['size'])}, {rep['timings']['total_ms']:.0f} ms")
     return "\n".join(p for p in parts if p)

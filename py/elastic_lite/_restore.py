@@ -46,6 +46,7 @@ from ._pickling import load, load_plain
 from ._report import RestoreReport, Snapshot, describe_error as _describe_error
 from ._report import problem as _problem, record_problem
 from ._snapshot import MANIFEST
+from ._streamed import Streamed
 
 
 class CheckpointError(Exception):
@@ -149,6 +150,7 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
     whose signature matched). `report.trust` says how it was judged and lists every import.
     """
     t0 = time.perf_counter()
+    streamed = data if isinstance(data, Streamed) else None  # read and inspected already
     if isinstance(data, Snapshot):
         if data.data is None:
             raise ValueError("this Snapshot was streamed into a store and holds no bytes; "
@@ -161,7 +163,7 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
         ns["__builtins__"] = builtins
     report = RestoreReport()
     report.history = None  # the session's cells (a "history" record), when the checkpoint has one
-    info = _core.inspect(data, validate=True)
+    info = streamed.info if streamed is not None else _core.inspect(data, validate=True)
     report.inspection = info
     records = info.get("records") or []
     if not records:
@@ -170,14 +172,19 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
             f"{_describe_error(info.get('error'))}. Nothing was restored; check that the "
             "file is a checkpoint (elastic-lite verify FILE) or take a new one.", info)
     if foreign is None:
-        foreign = False if _made_here.made_here(data, info) else FOREIGN_BYTES
-    view = memoryview(data)
+        foreign = (FOREIGN_BYTES if streamed is not None or not _made_here.made_here(data, info)
+                   else False)
+    view = None if streamed is not None else memoryview(data)
 
     def payload(rec):
+        if streamed is not None:
+            return streamed.payload(rec)
         start = rec["payload_offset"]
         return view[start:start + rec["length"]]
 
     def buffers(rec):
+        if streamed is not None:  # each its own bytearray: writable, the values' memory
+            return streamed.buffers(rec)
         return [view[b["offset"]:b["offset"] + b["length"]] for b in rec.get("buffers") or ()]
 
     manifest = None
@@ -209,8 +216,9 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
                 f"record {rec['index']} ({', '.join(rec.get('names') or []) or 'no names'}) is "
                 f"of a kind this version cannot read (kind {rec.get('kind_code')}); it was "
                 "skipped. A newer elastic-lite wrote it: upgrade to restore it")
-    data = _writable(data, records, manifest)  # the manifest says if buffers need it
-    view = memoryview(data)
+    if streamed is None:
+        data = _writable(data, records, manifest)  # the manifest says if buffers need it
+        view = memoryview(data)
     if manifest is None and not any("manifest" in w for w in report.warnings):
         report.warnings.append("the checkpoint has no manifest record")
     if not info.get("ok") and info.get("error"):
@@ -282,6 +290,8 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
             restored[name] = value
             ns[name] = value
         state[idx] = "done"
+        if streamed is not None:
+            streamed.release(rec)  # its buffers now belong to its values (or were copied)
 
     def resolve(name):
         if name in restored:

@@ -616,6 +616,17 @@ class JsStore:
             raise self._error("read records", exc) from None
         return _Read(_jsbytes.to_py(r) for r in res).checked(getattr(res, "damaged", None))
 
+    async def read_records_js(self, keys):
+        """(the records of `keys` as JS Uint8Arrays, left in JS; the keys the store found not
+        matching, or None when it did not check): for a reader that copies them out piece by
+        piece (_streamed)."""
+        try:
+            res = await self.proxy.readRecords(self._to_js(list(keys)))
+        except Exception as exc:
+            raise self._error("read records", exc) from None
+        damaged = getattr(res, "damaged", None)
+        return list(res), (None if damaged is None or _is_nullish(damaged) else frozenset(damaged))
+
     async def list(self, notebook=None):
         opts = self._to_js({} if notebook is None else {"notebook": notebook})
         try:
@@ -803,7 +814,7 @@ def _reads_records(store):
     return all(callable(getattr(store, m, None)) for m in ("get_entry", "read_records"))
 
 
-async def read_verified(store, name, zero=True):
+async def read_verified(store, name, zero=True, entry=None):
     """Checkpoint `name` read record by record, each record's bytes checked against its
     content key (record_key) before anything can unpickle or replay them — the manifest and
     the recorded cells included: {"bytes" (the file, a bytearray), "meta", "signature",
@@ -813,13 +824,14 @@ async def read_verified(store, name, zero=True):
     the core finds those bytes damaged, its record report ("core"). Records are read in
     batches of about BATCH_BYTES. A store that checked them itself (the JS stores, with the
     platform's SHA-256: `damaged` on what read_records returns) is not second-guessed; a store
-    that cannot hand out records (put/get/list/delete only) gives the whole file, unchecked."""
+    that cannot hand out records (put/get/list/delete only) gives the whole file, unchecked.
+    `entry`: what store.get_entry(name) gave, when the caller read it already."""
     check_name(name)
     if not _reads_records(store):
         got = await store.get(name)
         return None if got is None else {"bytes": got["bytes"], "meta": got.get("meta") or {},
                                          "signature": got.get("signature"), "mismatched": []}
-    entry = await store.get_entry(name)
+    entry = entry if entry is not None else await store.get_entry(name)
     if entry is None:
         return None
     head, tail, records = memoryview(entry["head"]), memoryview(entry["tail"]), entry["records"]

@@ -1,0 +1,278 @@
+"""Restore in bounded memory: a checkpoint read from its store one record at a time.
+
+A restore used to assemble the whole container in one buffer (and the store held another
+copy of it in JS) before the first value was unpickled: a 1 GiB state needed about three
+times its size. `Streamed` reads the store's entry, then the records one batch at a time
+while the core's pull reader (_core.PullReader) validates them, and keeps each record cut
+where it will be used: its frame (header, pickle stream, buffer table) in one buffer and
+every out-of-band buffer in a bytearray of its own, copied once from what the store read
+(straight from the JS array for a JS store). Those bytearrays are the buffers' final memory:
+load_snapshot hands them to pickle as they are (numpy arrays restore as views of them) and
+lets go of a record's pieces as soon as it is loaded (a `bytes` value copies its buffer
+once, then the buffer is freed). So a restore holds, beyond the restored state, one record
+in transit and the frames: records cross from the store with one copy, never assembled.
+
+Every record is checked against its content key as it is read (by a JS store itself, else
+here) and by the core's validation before anything is unpickled, as in `read_verified`. A
+record that does not match, a missing record or a failing read raises `Unread`: the caller
+reads the checkpoint again through `read_verified`, which names what is damaged exactly as
+every other read does (damage is rare; the second read costs only then).
+
+How a record is cut is a hint for memory, never trusted: its header is parsed here only to
+find the buffers, and a record whose header does not make sense is kept whole (the core
+then says what is wrong with it)."""
+
+import bisect
+import struct
+import sys
+import zlib
+
+from . import _jsbytes, _store
+from ._report import human_size
+
+STREAM_FROM = 64 * 1024 * 1024  # a checkpoint from this size restores through the stream
+# Pyodide's heap is a 32-bit WebAssembly memory: 4 GiB at most, whatever the machine has.
+HEAP_LIMIT = (4 << 30) if sys.platform == "emscripten" else None
+KERNEL_HEAP = 256 * 1024 * 1024  # what a fresh kernel holds before the state comes back
+RESTORE_MARGIN = 64 * 1024 * 1024  # the bound of a streamed restore above its largest record
+
+_RECORD = struct.Struct("<4sIBBHIQQ")  # magic, K, kind, serializer, flags, M, S, B
+_TABLE_ENTRY = struct.Struct("<QQ")  # buffer offset (from the record), length
+_MAX_BUFFERS = 1 << 20
+
+
+def restore_room(size, largest, limit=None):
+    """The warning a checkpoint report carries when its state (`size` bytes, the largest
+    record `largest`) would not restore in this interpreter's heap (`limit`, default
+    HEAP_LIMIT: Pyodide's 4 GiB; None in host CPython), else None. A restore holds the state,
+    one record in transit and a margin, in a kernel that holds KERNEL_HEAP already."""
+    limit = HEAP_LIMIT if limit is None else limit
+    need = size + largest + RESTORE_MARGIN + KERNEL_HEAP
+    if not limit or need <= limit:
+        return None
+    return (f"this checkpoint cannot be restored in this browser: restoring its "
+            f"{human_size(size)} needs about {human_size(need)} of Python's memory (the state, "
+            f"its largest record of {human_size(largest)} and a fresh kernel's own), and "
+            f"Python in the browser (Pyodide) has at most {human_size(limit)}. It is saved; to "
+            "have one that restores here, checkpoint fewer or smaller variables "
+            "(checkpoint(names=[...]))")
+
+
+class Unread(Exception):
+    """The streamed read could not give every record as stored (damaged, missing, or the
+    store failed): read the checkpoint the whole way instead, which reports it."""
+
+
+def streams(store, size):
+    """Whether a checkpoint of `size` bytes in `store` restores through the stream."""
+    return size >= STREAM_FROM and _store._reads_records(store)
+
+
+class _JsRecord:
+    """A record as a JS store read it (a Uint8Array), copied out a range at a time."""
+
+    def __init__(self, proxy):
+        self.proxy = proxy
+        self.nbytes = int(proxy.byteLength)
+
+    def copy(self, start, stop):
+        out = bytearray(stop - start)
+        _jsbytes.read_into(out, self.proxy, start)
+        return out
+
+
+class _PyRecord:
+    """A record as a Python store read it (bytes-like)."""
+
+    def __init__(self, data):
+        self.view = memoryview(data).cast("B")
+        self.nbytes = self.view.nbytes
+
+    def copy(self, start, stop):
+        return bytearray(self.view[start:stop])
+
+
+def _cuts(rec):
+    """Where the record `rec` is cut: [(start, stop)] covering it, each out-of-band buffer a
+    piece of its own; one piece when its header does not describe a format-2 record of
+    exactly this length (the core says what is wrong with it)."""
+    n = rec.nbytes
+    whole = [(0, n)]
+    if n < _RECORD.size:
+        return whole
+    magic, k, _kind, _ser, _flags, m, s, b = _RECORD.unpack(bytes(rec.copy(0, _RECORD.size)))
+    if magic != b"ELRC" or not m or m > _MAX_BUFFERS or k + b != n or k + s + 24 * m + 4 > n:
+        return whole
+    table = bytes(rec.copy(k + s, k + s + 24 * m))
+    cuts, at = [], 0
+    for i in range(m):
+        off, length = _TABLE_ENTRY.unpack_from(table, 24 * i)
+        if off < at or off + length > n:
+            return whole
+        if off > at:
+            cuts.append((at, off))  # the frame, or the zero padding before this buffer
+        if length:
+            cuts.append((off, off + length))
+        at = off + length
+    if at < n:
+        cuts.append((at, n))
+    return cuts
+
+
+class Streamed:
+    """A checkpoint of a store, read record by record (see the module's docstring).
+
+        s = await Streamed.open(store, name)      # None: no such checkpoint
+        info = await s.inspect()                  # reads every record; raises Unread
+        s.payload(rec), s.buffers(rec)            # what load_snapshot unpickles
+        s.release(rec)                            # a loaded record's pieces let go
+    """
+
+    def __init__(self, store, entry):
+        self.store = store
+        self.meta = entry.get("meta") or {}
+        self.signature = entry.get("signature")
+        self.records = entry["records"]
+        head, tail = bytes(entry["head"]), bytes(entry["tail"])
+        self.starts, at = [], len(head)
+        for r in self.records:
+            self.starts.append(at)
+            at += r["length"]
+        self.size = at + len(tail)
+        self._head = len(head)
+        self._pieces = {-1: [(0, head)], len(self.records): [(at, tail)]}
+        self.info = None
+        self.largest_record = max((r["length"] for r in self.records), default=0)
+
+    @classmethod
+    async def open(cls, store, name):
+        entry = await store.get_entry(name)
+        return None if entry is None else cls(store, entry)
+
+    def __len__(self):
+        return self.size
+
+    # -- reading --
+
+    def _record_at(self, offset):
+        """The index of the record holding file byte `offset` (-1: the head; len(records):
+        the tail)."""
+        if offset < self._head:
+            return -1
+        i = bisect.bisect_right(self.starts, offset) - 1
+        if i >= 0 and offset < self.starts[i] + self.records[i]["length"]:
+            return i
+        return len(self.records)
+
+    async def _fetch(self, first):
+        """Reads record `first` and the ones after it not read yet, up to about _store.BATCH_BYTES,
+        each checked against its key and cut into its pieces."""
+        batch, size = [], 0
+        for i in range(first, len(self.records)):
+            if i in self._pieces or (batch and size + self.records[i]["length"] > _store.BATCH_BYTES):
+                break
+            batch.append(i)
+            size += self.records[i]["length"]
+        keys = [self.records[i]["key"] for i in batch]
+        try:
+            got, damaged = await _read_records(self.store, keys)
+        except _store.StoreError as exc:
+            raise Unread(str(exc)) from None
+        if len(got) != len(batch):
+            raise Unread("the store gave back another number of records than asked")
+        for i, rec in zip(batch, got):
+            want = self.records[i]
+            if rec.nbytes != want["length"] or not _matches(rec, want["key"], damaged):
+                raise Unread(f"record {i} does not match its content key")
+            start = self.starts[i]
+            self._pieces[i] = [(start + a, rec.copy(a, b)) for a, b in _cuts(rec)]
+
+    async def _have(self, offset, n):
+        i = self._record_at(offset)
+        last = self._record_at(max(offset, offset + n - 1))
+        for j in range(i, last + 1):
+            if j not in self._pieces:
+                await self._fetch(j)
+
+    def _span(self, offset, n, longer=0):
+        """Bytes [offset, offset + n) (held already): a view of the piece holding them, as far
+        as that piece goes (at most `longer` bytes when more than n), else a copy joined from
+        the pieces they span."""
+        i = self._record_at(offset)
+        pieces = self._pieces[i]
+        k = self._piece_index(i, offset)
+        start, buf = pieces[k]
+        at = offset - start
+        if at + n <= len(buf):
+            return memoryview(buf)[at:at + max(n, min(longer, len(buf) - at))]
+        out = bytearray()
+        while len(out) < n:
+            i = self._record_at(offset + len(out))
+            pieces = self._pieces[i]
+            start, buf = pieces[self._piece_index(i, offset + len(out))]
+            at = offset + len(out) - start
+            out += memoryview(buf)[at:at + n - len(out)]
+        return memoryview(out)
+
+    def _piece_index(self, i, offset):
+        pieces = self._pieces[i]
+        if len(pieces) == 1:
+            return 0
+        return bisect.bisect_right([s for s, _ in pieces], offset) - 1
+
+    async def inspect(self, chunk=1 << 20):
+        """The core's validated inspection report, every record read once on the way (in file
+        order, batch by batch). Raises Unread (see the module's docstring)."""
+        from . import _core
+        with _core.PullReader(self.size, True, False, chunk) as r:
+            while (need := r.need()) is not None:
+                kind, off, n = need
+                await self._have(off, n)
+                if kind == "window":
+                    r.feed_window(off, self._span(off, n, chunk))
+                else:
+                    r.feed_crc32(zlib.crc32(self._span(off, n)))
+            self.info = r.result()
+        missing = [i for i in range(len(self.records)) if i not in self._pieces]
+        for i in missing:  # records the core never asked for (a damaged index): read, checked
+            await self._fetch(i)
+        return self.info
+
+    # -- what load_snapshot unpickles --
+
+    def payload(self, rec):
+        return self._span(rec["payload_offset"], rec["length"])
+
+    def buffers(self, rec):
+        return [self._span(b["offset"], b["length"]) for b in rec.get("buffers") or ()]
+
+    def release(self, rec):
+        """Lets go of the pieces of the stored record that is exactly the loaded record
+        `rec` (its values hold what they need); a stored record holding more (format 1.0: the
+        whole file) is kept."""
+        i = self._record_at(rec.get("offset") or 0)
+        if (0 <= i < len(self.records) and self.starts[i] == rec.get("offset")
+                and self.records[i]["length"] == rec.get("record_length")):
+            self._pieces.pop(i, None)
+
+
+def _matches(rec, key, damaged):
+    """Whether a record read matches its key: as the store said (`damaged`), else hashed
+    here (a JS store that did not say is read the whole way instead)."""
+    if damaged is not None:
+        return key not in damaged
+    if not isinstance(rec, _PyRecord):
+        return False
+    return _store.record_key(rec.view) == key
+
+
+async def _read_records(store, keys):
+    """([record], damaged keys or None): the records of `keys` as the store reads them, JS
+    arrays left in JS (copied out piece by piece), each record checked by the store when it
+    says so (`damaged`), else to be checked here."""
+    if isinstance(store, _store.JsStore):
+        got, damaged = await store.read_records_js(keys)
+        return [_JsRecord(p) for p in got], damaged
+    got = await store.read_records(keys)
+    damaged = getattr(got, "damaged", None)
+    return [_PyRecord(g) for g in got], damaged
