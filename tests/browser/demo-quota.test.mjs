@@ -50,6 +50,13 @@ test('quota exceeded: a clear message, progress was shown, the previous checkpoi
   assert.match(failed.title, /Not enough browser storage/, failed.text);
   assert.match(failed.text, /earlier checkpoints are still stored/);
   assert.match(failed.text, /delete old checkpoints/i);
+  // how much it needs against what the browser says is left, and the folder store offered
+  assert.match(failed.text, /it needs \d+ bytes \(16\.\d MiB\), the browser estimates about .* free/);
+  assert.match(failed.text, /save checkpoints to a folder on disk instead \(“Save checkpoints to a folder…”\)/);
+  // the panel's storage line says what navigator.storage.persisted() says in the page
+  const persisted = await page.evaluate(() => navigator.storage.persisted());
+  assert.match(await page.locator('#storage-line').innerText(),
+    persisted ? /^Browser storage: persistent \(.* used, .* left$/ : /^Browser storage: not persistent \(.* used, .* left$/);
   const seen = await page.evaluate(() => window.__progressSeen);
   assert.ok(seen.some((t) => /Writing to browser storage/.test(t)), JSON.stringify(seen));
 
