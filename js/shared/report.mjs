@@ -253,12 +253,13 @@ export function holdsNothing(meta) {
 /**
  * The checkpoint a restore without a name brings back (entries: a store's list, newest
  * first), by the rule of Python's elastic_lite._history.restore_choice: the newest that is
- * neither an automatic point of the restoring kernel itself nor empty — never the point a
+ * neither an automatic point of the restoring kernel itself nor empty nor lost (`lost`: its
+ * data removed by the browser) — never the point a
  * fresh kernel took after its first cell — failing that the newest not its own, failing that
  * the newest. `since` (ms): when the restoring kernel started; the automatic points created
  * from then on are its own (the page cannot name a kernel's points otherwise). null: none.
  */
 export function restoreChoice(entries, since = Infinity) {
   const others = entries.filter((e) => !(e.meta?.auto && (e.meta?.createdMs ?? 0) >= since));
-  return others.find((e) => !holdsNothing(e.meta)) ?? others[0] ?? entries[0] ?? null;
+  return others.find((e) => !holdsNothing(e.meta) && !e.lost) ?? others[0] ?? entries[0] ?? null;
 }

@@ -323,11 +323,11 @@ def holds_nothing(meta):
 def restore_choice(entries, own=frozenset()):
     """The entry (of store.list(): newest first) a restore without a name brings back: the
     newest that is neither one of the restoring kernel's own automatic points (`own`: their
-    names) nor empty; failing that the newest not its own; failing that the newest; None when
+    names) nor empty nor lost (its data removed by the browser: `lost`); failing that the newest not its own; failing that the newest; None when
     there is none. The same rule in JS: js/shared/report.mjs restoreChoice."""
     others = [e for e in entries if e.get("name") not in own]
     for entry in others:
-        if not holds_nothing(entry.get("meta")):
+        if not holds_nothing(entry.get("meta")) and not entry.get("lost"):
             return entry
     if others:
         return others[0]

@@ -213,10 +213,13 @@ def signed_bytes():
 
 
 def restore_choice():
-    def entry(name, created, auto=False, variables=1, skipped=()):
-        return {"name": name, "meta": {"createdMs": created, "auto": auto, "variables": variables,
-                                       "names": [f"v{i}" for i in range(variables)],
-                                       "skipped": [{"name": s, "type": "generator", "reason": "r"} for s in skipped]}}
+    def entry(name, created, auto=False, variables=1, skipped=(), lost=False):
+        out = {"name": name, "meta": {"createdMs": created, "auto": auto, "variables": variables,
+                                      "names": [f"v{i}" for i in range(variables)],
+                                      "skipped": [{"name": s, "type": "generator", "reason": "r"} for s in skipped]}}
+        if lost:  # the browser store lists an entry whose records are gone with `lost`
+            out["lost"] = {"missing": 1, "records": 2}
+        return out
     since = 1000
     cases = [
         {"why": "nothing stored", "entries": [], "own": [], "choice": None},
@@ -237,13 +240,17 @@ def restore_choice():
         {"why": "only empty ones: the newest not its own",
          "entries": [entry("k1", 1100, True, variables=0), entry("e2", 950, variables=0), entry("e1", 940, variables=0)],
          "own": ["k1"], "choice": "e2"},
+        {"why": "a lost checkpoint (its data removed by the browser) is passed over",
+         "entries": [entry("gone", 950, True, lost=True), entry("kept", 900, True)], "own": [],
+         "choice": "kept"},
         {"why": "only its own points: the newest",
          "entries": [entry("k2", 1200, True), entry("k1", 1100, True)], "own": ["k2", "k1"], "choice": "k2"},
     ]
     write("restore-choice.json", {
         "about": "Which checkpoint a restore without a name brings back (entries newest first): the "
                  "newest that is neither one of the restoring kernel's own automatic points nor empty "
-                 "(no variable saved and none skipped); failing that the newest not its own; failing "
+                 "(no variable saved and none skipped) nor lost (`lost`: its data was removed by the "
+                 "browser); failing that the newest not its own; failing "
                  "that the newest; none when there is none. `own`: the kernel's own points (Python "
                  "knows them by name); `since`: when the kernel started (the page's JS knows its "
                  "points as the automatic ones created from then on) — the two describe the same "
