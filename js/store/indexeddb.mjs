@@ -1131,12 +1131,14 @@ export class IndexedDBStore {
     const list = [...keys];
     list.forEach((k) => { if (!isRecordKey(k)) throw new Error(`Not a record key: ${JSON.stringify(k)}.`); });
     const db = await this._open();
-    return inTransaction(db, [RECORDS], 'readwrite', async (tx) => {
+    return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', async (tx) => {
       const store = tx.objectStore(RECORDS);
       const rows = await Promise.all(list.map((k) => req(store.get(k))));
+      // a row whose chunks were removed behind the store's back is not stored: written again
+      const gone = await Promise.all(rows.map((row) => (row && !row.damaged ? recordGone(tx, row.key) : true)));
       const pinnedMs = Date.now();
-      for (const row of rows) if (row && !row.damaged) store.put({ ...row, pinnedMs });
-      return rows.map((r) => !!r && !r.damaged);
+      rows.forEach((row, i) => { if (!gone[i]) store.put({ ...row, pinnedMs }); });
+      return gone.map((g) => !g);
     });
   }
 

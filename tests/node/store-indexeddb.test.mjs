@@ -411,6 +411,16 @@ test('lost checkpoints: records removed behind the store\'s back are named in li
   await tamper(['bodies'], (bodies) => bodies.delete('b'));
   assert.deepEqual((await store.list({ notebook: 'n' })).find((e) => e.name === 'b').lost, { missing: null, records: null });
   await assert.rejects(store.getEntry('b'), (e) => e.code === 'lost' && /^Checkpoint "b" is lost: its data is no longer/.test(e.message));
+  // a record whose chunks are gone (its row left) is not "stored": the next save writes it again
+  const c = formatTwo([payload(2200, 5)]).bytes;
+  await store.put('d', c, { notebook: 'm', createdMs: 4 });
+  const [dKey] = (await store.getEntry('d')).records.map((r) => r.key);
+  await tamper(['recordChunks'], (chunks) => chunks.delete([dKey, 1]));
+  assert.deepEqual(await store.hasRecords([dKey]), [false]);
+  await store.put('d2', c, { notebook: 'm', createdMs: 5 });
+  assert.deepEqual(await store.hasRecords([dKey]), [true]);
+  assert.deepEqual((await store.get('d')).bytes, c, 'the rewrite repaired the lost one too');
+  assert.equal(await store.delete('d') && await store.delete('d2'), true);
   // lost checkpoints are deleted like any other, and nothing of them is left
   for (const name of ['a', 'b', 'c']) assert.equal(await store.delete(name), true);
   assert.deepEqual(await store.list(), []);
