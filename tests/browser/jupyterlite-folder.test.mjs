@@ -75,6 +75,12 @@ async function diskToOpfs(page, dir, name) {
   }, [name, files]);
 }
 
+// In the page: how many checkpoints the browser's own store (IndexedDB) lists.
+async function countIdb() {
+  const m = await import(`${location.origin}/extensions/elastic-lite-jupyterlite/static/elastic-lite/js/store/indexeddb.mjs`);
+  return (await new m.IndexedDBStore().list()).length;
+}
+
 test('checkpoints saved to a folder: the kernel writes it, restored after a reload, read by the CLI; a CLI-written folder restores in the browser', { timeout: 900_000 }, async () => {
   const site = await openSite();
   const { page } = site;
@@ -104,11 +110,7 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
     assert.deepEqual(kept.default, { keepLast: 30, keepHourly: 24, maxBytes: 1024 * 1024 * 1024 });
     assert.ok(files.some((f) => f.startsWith('entries/')) && files.some((f) => /^records\/[0-9a-f]{64}$/.test(f)), files.join(' '));
     // nothing of it in the browser's own store
-    const inIdb = await page.evaluate(async () => {
-      const m = await import(`${location.origin}/extensions/elastic-lite-jupyterlite/static/elastic-lite/js/store/indexeddb.mjs`);
-      return (await new m.IndexedDBStore().list()).length;
-    });
-    assert.equal(inIdb, 0, 'the checkpoint went to the folder, not to IndexedDB');
+    assert.equal(await page.evaluate(countIdb), 0, 'the checkpoint went to the folder, not to IndexedDB');
 
     // 2. the CLI reads the same folder: ls, verify, restore
     const dir = path.join(tmp, 'from-browser');
@@ -129,6 +131,17 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
     await answerRestoreOffer(page, 'Restore', 180_000);
     await waitForStatus(page, /Restored/);
     await runCell(page, CELL_CHECK, 'restore verified');
+
+    // 3b. the notebook's store back to the browser's: the kernel's next checkpoint goes there
+    await openSidebar(page);
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-folderChoice').selectOption('browser');
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-folderStatus', { hasText: "now go to this browser's storage" })
+      .waitFor({ timeout: 60_000 });
+    const before = (await readOpfs(page, 'checkpoints')).length;
+    await runFromPalette(page, 'Checkpoint kernel');
+    await waitForStatus(page, /Checkpoint saved/);
+    assert.equal(await page.evaluate(countIdb), 1, 'saved in IndexedDB');
+    assert.equal((await readOpfs(page, 'checkpoints')).length, before, 'the folder unchanged');
 
     // 4. a folder written by the CLI restores in the browser
     const nbDir = path.join(tmp, 'nb');

@@ -24,6 +24,8 @@ function node<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, 
 
 // The open folder sections' refreshers: a command run from the palette lists again too.
 const refreshers = new Set<() => void>();
+// What the last folder action said, per notebook: shown by the section rendered after it.
+const lastSaid = new Map<string, string>();
 
 /** Runs a folder action, then tells the kernel which store to use and lists again. */
 async function act(
@@ -32,7 +34,15 @@ async function act(
   action: () => Promise<string>,
   changed: () => void
 ): Promise<string> {
-  const said = await action();
+  let said: string;
+  try {
+    said = await action();
+  } catch (e) {
+    lastSaid.set(controller.key(panel), (e as Error).message);
+    changed();
+    throw e;
+  }
+  lastSaid.set(controller.key(panel), said);
   const kernel = panel.sessionContext.session?.kernel;
   if (kernel) {
     await bindKernelStore(kernel, controller.key(panel));
@@ -49,11 +59,8 @@ export function folderSection(panel: NotebookPanel, controller: ElasticLiteContr
   const line = node('div', 'jp-ElasticLite-folderLine', 'Checkpoints kept in: …');
   const said = node('div', 'jp-ElasticLite-folderStatus');
   section.append(line);
-  const run = (action: () => Promise<string>) =>
-    void act(panel, controller, action, changed).then(
-      text => (said.textContent = text),
-      e => (said.textContent = (e as Error).message)
-    );
+  said.textContent = lastSaid.get(controller.key(panel)) ?? '';
+  const run = (action: () => Promise<string>) => void act(panel, controller, action, changed).catch(() => undefined);
   const key = controller.key(panel);
   void folderState(key).then(({ folder, state, supported }) => {
     if (!supported && !folder) {

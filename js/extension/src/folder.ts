@@ -104,7 +104,14 @@ export async function bindKernelStore(kernel: Kernel.IKernelConnection, key: str
     try:
         _m = await run_js("import(" + _json.dumps(${JSON.stringify(url)}) + ")")
         _r = await _m.folderStoreFor(${JSON.stringify(key)})
-        elastic_lite.set_store(_r.store if _r.state == "granted" else None)
+        _was = getattr(elastic_lite, "_folder_store", None)  # the FolderStore this set, if any
+        if _r.state == "granted":
+            if _was is None or not await _was.handle.isSameEntry(_r.store.handle):
+                elastic_lite.set_store(_r.store)  # (the same folder again: kept, with what it tracks)
+                elastic_lite._folder_store = _r.store
+        elif _was is not None:
+            elastic_lite.set_store(None)  # back to the browser's store
+            elastic_lite._folder_store = None
         print(${JSON.stringify(MARKER)} + _json.dumps({"ok": True, "state": _r.state}))
     except Exception as e:
         print(${JSON.stringify(MARKER)} + _json.dumps({"ok": False, "error": f"{type(e).__name__}: {e}"}))
