@@ -31,6 +31,20 @@ function pointAfter(page, line) {
   return page.locator(ITEM, { has: page.locator('.jp-ElasticLite-itemCell', { hasText: `] ${line}` }) });
 }
 
+/**
+ * The negative checks ("no point after that cell"): no fixed wait. Points are taken one at a
+ * time per notebook, in order, so once the point of a LATER successful cell is listed, every
+ * point asked for before it is listed too: then the sidebar lists exactly `names` (the cells'
+ * first lines, or checkpoint names) and nothing after the cells in `none`.
+ */
+async function settledOn(page, names, none) {
+  await waitForItemCount(page, names.length);
+  const listed = await sidebarItems(page).evaluateAll((items) => items.map((li) =>
+    li.querySelector('.jp-ElasticLite-itemCell')?.textContent.replace(/^after \[\d+\] /, '') || li.dataset.name));
+  for (const line of none) assert.ok(!listed.some((l) => l.startsWith(line)), `a point after ${line}: ${listed}`);
+  assert.deepEqual(listed.map((l) => names.find((n) => l.startsWith(n)) ?? l).sort(), [...names].sort());
+}
+
 test('a point after each cell; restore an earlier one; Run All gives one; off by magic and by setting', { timeout: TIMEOUT }, async () => {
   const site = await openSite();
   const { page, browser } = site;
@@ -52,18 +66,17 @@ test('a point after each cell; restore an earlier one; Run All gives one; off by
     const status = await waitForHistoryStatus(page, /^After \[\d+\] value = value/);
     assert.match(status, /saved 1 variables \(value\)/, status);
 
-    // a failed cell leaves no point
+    // a failed cell leaves no point (checked once the next cell's point is listed)
     const bad = await appendCell(page, 'value = value + 1; raise ValueError("no")');
     await runCell(page, bad, 'ValueError');
-    await page.waitForTimeout(3000);
-    await waitForItemCount(page, 2);
 
     // 2. undo: restore the point after the first cell
     await pointAfter(page, 'value = 1;').locator('button', { hasText: 'Restore' }).click();
     await waitForStatus(page, /^Restored /);
     const check = await appendCell(page, 'print("now", value)');
     await runCell(page, check, 'now 1');
-    await waitForItemCount(page, 3); // the check cell succeeded: a point of the restored state
+    await pointAfter(page, 'print("now", value)').waitFor({ timeout: 120_000 }); // a point of the restored state
+    await settledOn(page, ['value = 1;', 'value = value + 1; print', 'print("now"'], ['value = value + 1; raise']);
 
     // 3. Run All: the cells are queued, each runs without waiting for a checkpoint. The demo
     //    notebook's magics cell takes a checkpoint of its own (%checkpoint magic-demo); Run All
@@ -71,9 +84,7 @@ test('a point after each cell; restore an earlier one; Run All gives one; off by
     await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Run$/ }).click();
     await page.locator('.lm-Menu-itemLabel', { hasText: /^Run All Cells$/ }).click();
     await cell(page, bad).locator('.jp-OutputArea-output', { hasText: 'ValueError' }).first().waitFor({ timeout: 180_000 });
-    await page.waitForTimeout(3000);
-    await waitForItemCount(page, 4);
-    assert.equal(await page.locator(`${ITEM}[data-name="magic-demo"]`).count(), 1);
+    await page.locator(`${ITEM}[data-name="magic-demo"]`).waitFor({ timeout: 120_000 });
 
     // 4. %autocheckpoint off: the kernel refuses them, the sidebar says so
     const magic = await appendCell(page, '%autocheckpoint off');
@@ -81,18 +92,23 @@ test('a point after each cell; restore an earlier one; Run All gives one; off by
     await waitForHistoryStatus(page, /Automatic checkpoints are off in this kernel/);
     const quiet = await appendCell(page, 'print("quiet", value)');
     await runCell(page, quiet, 'quiet');
-    await page.waitForTimeout(3000);
-    await waitForItemCount(page, 4);
     const on = await appendCell(page, '%autocheckpoint on');
     await runCell(page, on, 'after each cell: on');
-    await waitForItemCount(page, 5);
+    await pointAfter(page, '%autocheckpoint on').waitFor({ timeout: 120_000 });
+    // nothing after Run All's cells (it stopped at a failure) nor after the quiet cell
+    const before = ['value = 1;', 'value = value + 1; print', 'print("now"', 'magic-demo'];
+    await settledOn(page, [...before, '%autocheckpoint on'], ['value = value + 1; raise', 'print("quiet"', '%autocheckpoint off']);
 
     // 5. the setting off: no point at all (nothing is asked of the kernel)
     await runFromPalette(page, 'Auto-checkpoint after each successful cell');
     const last = await appendCell(page, 'print("last", value)');
     await runCell(page, last, 'last');
-    await page.waitForTimeout(3000);
-    await waitForItemCount(page, 5);
+    // the setting on again: the next cell's point is listed, and none after the last cell
+    await runFromPalette(page, 'Auto-checkpoint after each successful cell');
+    const probe = await appendCell(page, 'print("probe", value)');
+    await runCell(page, probe, 'probe');
+    await pointAfter(page, 'print("probe", value)').waitFor({ timeout: 120_000 });
+    await settledOn(page, [...before, '%autocheckpoint on', 'print("probe"'], ['print("last"']);
 
     // 6. the history settings are the store's retention (defaults: last 30, one per hour for
     //    24 hours, 1 GiB per notebook)
