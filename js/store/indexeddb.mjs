@@ -1431,6 +1431,32 @@ export class IndexedDBStore {
     return out;
   }
 
+  /**
+   * Large records without an extra copy: the bytes of each record as the chunks it is stored
+   * in (an array of Uint8Arrays each, never joined into one array), each record checked against
+   * its key over its chunks; `damaged`: the keys that do not match (marked, as readRecords
+   * does; their chunks are left as read). A reader that copies records out a range at a time
+   * (the kernel's streamed restore) holds one copy of a record in JS instead of two.
+   */
+  async readRecordChunks(keys) {
+    const list = [...keys];
+    const db = await this._open();
+    const out = await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
+      const rows = await Promise.all(list.map((k) => req(tx.objectStore(RECORDS).get(k))));
+      const missing = list.filter((k, i) => !rows[i]);
+      if (missing.length) throw storeError('missing-record', `${missing.length} record(s) are not in the store: ${missing.slice(0, 2).join(', ')}.`, { keys: missing });
+      return Promise.all(rows.map(async (row) => {
+        const chunks = await readRecordChunkList(tx, row);
+        if (typeof chunks === 'string') throw storeError('corrupted', `Record ${row.key} in IndexedDB database "${this.dbName}" is damaged: ${chunks}.`);
+        return chunks;
+      }));
+    });
+    const damaged = [];
+    for (const [i, chunks] of out.entries()) if (await recordKey(chunks) !== list[i]) damaged.push(list[i]);
+    if (damaged.length) await this._markDamaged(damaged).catch(() => {});
+    return Object.assign(out, { damaged: [...new Set(damaged)] });
+  }
+
   // Marks records found damaged: hasRecords() then says they are not stored, and the next
   // putRecords() of their true bytes rewrites them.
   async _markDamaged(keys) {
@@ -1767,6 +1793,25 @@ export function lostError(name, loss, where) {
     'without a visit, or the site\'s data was cleared). Only its listing was left. Delete it (Delete in the ' +
     'checkpoints panel, or await elastic_lite.delete_checkpoint(name) in the kernel), and keep copies outside the browser: Export, or a folder store.',
   { loss });
+}
+
+// The chunks of stored record `row` as they are stored, in order (their lengths checked), or
+// a description of what is wrong.
+async function readRecordChunkList(tx, row) {
+  const what = `record ${row.key.slice(0, 12)}…`;
+  if (!Number.isSafeInteger(row.chunkCount) || !Number.isSafeInteger(row.chunkSize) ||
+      row.chunkCount !== Math.ceil(row.length / row.chunkSize)) return `${what} has a malformed row`;
+  const chunks = tx.objectStore(RECORD_CHUNKS);
+  const got = await Promise.all(Array.from({ length: row.chunkCount }, (_, seq) => req(chunks.get([row.key, seq]))));
+  const out = [];
+  for (const [seq, chunk] of got.entries()) {
+    const data = chunk && (chunk.data instanceof Uint8Array || chunk.data instanceof ArrayBuffer) ? toBytes(chunk.data) : null;
+    if (!data) return `${what} lost its chunk ${seq} of ${row.chunkCount}`;
+    const want = Math.min(row.chunkSize, row.length - seq * row.chunkSize);
+    if (data.byteLength !== want) return `${what}: chunk ${seq} holds ${data.byteLength} bytes instead of ${want}`;
+    out.push(data);
+  }
+  return out;
 }
 
 // True when the chunks of stored record `row` hold exactly the bytes of `pieces` (compared

@@ -468,7 +468,8 @@ class KernelSession:
             report["streamed"] = isinstance(data, _streamed.Streamed)
             foreign = foreign_reason("store", meta, entry["signature"])  # judge provenance
         data = _jsbytes.as_buffer(data)
-        report["size"] = len(data)
+        # (len() of a Streamed could not say 2 GiB and more: Pyodide's sizes are 32-bit)
+        report["size"] = data.size if report["streamed"] else len(data)
         report["timings"]["read_ms"] = _ms(t0)
         _emit(progress, phase="load")
         t1 = time.perf_counter()

@@ -617,15 +617,20 @@ class JsStore:
         return _Read(_jsbytes.to_py(r) for r in res).checked(getattr(res, "damaged", None))
 
     async def read_records_js(self, keys):
-        """(the records of `keys` as JS Uint8Arrays, left in JS; the keys the store found not
-        matching, or None when it did not check): for a reader that copies them out piece by
-        piece (_streamed)."""
+        """(each record of `keys` as a list of JS Uint8Arrays, left in JS: the chunks it is
+        stored in when the store can hand them out (readRecordChunks), else one array; the
+        keys the store found not matching, or None when it did not check): for a reader that
+        copies them out a range at a time (_streamed)."""
+        chunked = hasattr(self.proxy, "readRecordChunks")
         try:
-            res = await self.proxy.readRecords(self._to_js(list(keys)))
+            js_keys = self._to_js(list(keys))
+            res = await (self.proxy.readRecordChunks(js_keys) if chunked
+                         else self.proxy.readRecords(js_keys))
         except Exception as exc:
             raise self._error("read records", exc) from None
         damaged = getattr(res, "damaged", None)
-        return list(res), (None if damaged is None or _is_nullish(damaged) else frozenset(damaged))
+        records = [list(r) for r in res] if chunked else [[r] for r in res]
+        return records, (None if damaged is None or _is_nullish(damaged) else frozenset(damaged))
 
     async def list(self, notebook=None):
         opts = self._to_js({} if notebook is None else {"notebook": notebook})

@@ -69,15 +69,29 @@ def streams(store, size):
 
 
 class _JsRecord:
-    """A record as a JS store read it (a Uint8Array), copied out a range at a time."""
+    """A record as a JS store read it (its chunks: Uint8Arrays), copied out a range at a time
+    straight into the Python memory that keeps it."""
 
-    def __init__(self, proxy):
-        self.proxy = proxy
-        self.nbytes = int(proxy.byteLength)
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self.starts, at = [], 0
+        for c in chunks:
+            self.starts.append(at)
+            at += int(c.byteLength)
+        self.nbytes = at
 
     def copy(self, start, stop):
         out = bytearray(stop - start)
-        _jsbytes.read_into(out, self.proxy, start)
+        dst = memoryview(out)
+        i = max(0, bisect.bisect_right(self.starts, start) - 1)
+        at = start
+        while at < stop:
+            c, c0 = self.chunks[i], self.starts[i]
+            n = min(stop, c0 + int(c.byteLength)) - at
+            if n > 0:
+                _jsbytes.read_into(dst[at - start:at - start + n], c, at - c0)
+                at += n
+            i += 1
         return out
 
 
@@ -148,9 +162,6 @@ class Streamed:
     async def open(cls, store, name):
         entry = await store.get_entry(name)
         return None if entry is None else cls(store, entry)
-
-    def __len__(self):
-        return self.size
 
     # -- reading --
 
