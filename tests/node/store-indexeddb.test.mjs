@@ -421,6 +421,15 @@ test('lost checkpoints: records removed behind the store\'s back are named in li
   assert.deepEqual(await store.hasRecords([dKey]), [true]);
   assert.deepEqual((await store.get('d')).bytes, c, 'the rewrite repaired the lost one too');
   assert.equal(await store.delete('d') && await store.delete('d2'), true);
+  // many entries and records (read in bulk: all bodies, record rows and chunk keys at once)
+  const many = Array.from({ length: 17 }, (_, i) => formatTwo([payload(1500, 10 + i)]).bytes);
+  for (const [i, bytes] of many.entries()) await store.put(`many${i}`, bytes, { notebook: 'bulk', createdMs: 100 + i });
+  const [k3] = (await store.getEntry('many3')).records.map((r) => r.key);
+  const [k5] = (await store.getEntry('many5')).records.map((r) => r.key);
+  await tamper(['records', 'recordChunks'], (records, chunks) => { records.delete(k3); chunks.delete([k5, 1]); });
+  assert.deepEqual((await store.list({ notebook: 'bulk' })).filter((e) => e.lost).map((e) => [e.name, e.lost]),
+    [['many5', { missing: 1, records: 1 }], ['many3', { missing: 1, records: 1 }]]);
+  for (let i = 0; i < many.length; i += 1) await store.delete(`many${i}`);
   // lost checkpoints are deleted like any other, and nothing of them is left
   for (const name of ['a', 'b', 'c']) assert.equal(await store.delete(name), true);
   assert.deepEqual(await store.list(), []);
