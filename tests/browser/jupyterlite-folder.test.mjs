@@ -23,6 +23,7 @@ import {
 } from './jupyterlite-page.mjs';
 import { tempDirSync } from '../helpers/tempdir.mjs';
 import { runCli } from '../node/cli-helpers.mjs';
+import { DirectoryStore } from '../../js/store/directory.mjs';
 
 // window.showDirectoryPicker: the OPFS folder named by localStorage 'el-test-folder'.
 const PICKER = `window.showDirectoryPicker = async () => (await navigator.storage.getDirectory())
@@ -142,6 +143,15 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
     await waitForStatus(page, /Checkpoint saved/);
     assert.equal(await page.evaluate(countIdb), 1, 'saved in IndexedDB');
     assert.equal((await readOpfs(page, 'checkpoints')).length, before, 'the folder unchanged');
+
+    // 3c. "Copy all checkpoints to the folder": the browser's one is copied, signed by the folder's key
+    await runFromPalette(page, 'Copy all checkpoints to the folder');
+    await page.locator('.Toastify__toast', { hasText: 'Copied 1 checkpoint(s) to the folder "checkpoints"' }).waitFor({ timeout: 60_000 });
+    const backup = path.join(tmp, 'backup');
+    await opfsToDisk(page, 'checkpoints', backup);
+    const copied = (await new DirectoryStore(backup).list()).map((e) => e.name).filter((n) => n !== name);
+    assert.equal(copied.length, 1, 'the browser\'s checkpoint is in the folder too');
+    assert.equal((await new DirectoryStore(backup).getEntry(copied[0])).signature.state, 'valid');
 
     // 4. a folder written by the CLI restores in the browser
     const nbDir = path.join(tmp, 'nb');
