@@ -2,8 +2,12 @@
 // — checkpoint, restore, import (validated before it is stored), inspect — is one call of
 // elastic_lite.host in the notebook's kernel (python.ts); the extension shows its report, in
 // the host's own words (js/shared/report.mjs problemLine: the words the CLI and the demo print).
-// Listing, deleting and exporting are plain reads and deletes of the store this origin shares
-// with the kernel, done in the page so the sidebar works while the kernel is busy or absent.
+// Listing, deleting and exporting: with a Pyodide kernel, plain reads and deletes of the store
+// this origin shares with the kernel, done in the page so the sidebar works while the kernel
+// is busy or absent (labels and the restore choice by the kernel's rules in js/shared/report.mjs,
+// kept in step with Python by golden vectors). With a desktop CPython kernel (ipykernel) the
+// store is a folder on the server's machine: host.list / delete / export in the kernel, whose
+// labels and restore choice the sidebar shows as they come.
 import { Notification } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -23,12 +27,29 @@ import {
 import { checkpointName, formatTime } from './format';
 import { NotebookIdentity } from './identity';
 import { IKernelResult, runInKernel } from './kernel';
+import { bindKernelStore, pageStore } from './folder';
 import { getStore, IRetention, IStoreEntry } from './modules';
-import { hostCode, setNotebookCode } from './python';
+import { exportCode, hostCode, listCode, setNotebookCode } from './python';
 import { confirmForeign } from './trust';
 
 /** A report of elastic_lite.host, as the kernel printed it. */
 export type IReport = IKernelResult & { problems?: IProblem[]; trust?: ITrust };
+
+/** A checkpoint as the sidebar shows it: the store's entry and its point label ("[7] df = load()"). */
+export interface IListed extends IStoreEntry {
+  label: string;
+}
+
+/** A notebook's checkpoints (newest first), those tied to no notebook, and what a Restore
+ * without a name brings back (its name, or null); `by`: who listed them; `store`: the folder a
+ * desktop kernel keeps them in. */
+export interface IListing {
+  entries: IListed[];
+  unattached: IListed[];
+  choice: string | null;
+  by: 'page' | 'kernel';
+  store?: string | null;
+}
 
 export class ElasticLiteController {
   /** identity: which notebook a checkpoint belongs to (identity.ts). */
@@ -69,19 +90,56 @@ export class ElasticLiteController {
 
   /**
    * The panel's notebook's checkpoints, newest first: those of its id, and those made before
-   * notebooks had ids (`meta.notebook`: the path) at its path.
+   * notebooks had ids (`meta.notebook`: the path) at its path; the checkpoints tied to no
+   * notebook; the restore choice. From the kernel's store through the kernel when the kernel
+   * keeps its own store (desktop CPython), else from this page's IndexedDB.
    */
-  async list(panel: NotebookPanel): Promise<IStoreEntry[]> {
-    const store = await getStore();
+  async listing(panel: NotebookPanel): Promise<IListing> {
     await panel.context.ready; // the id is in the notebook's metadata: read it once loaded
     const key = this.key(panel);
     const path = panel.context.path;
-    const own = await store.list({ notebook: key });
-    const before = key === path ? [] : await store.list({ notebook: path });
-    const seen = new Set(own.map(e => e.name));
-    return [...own, ...before.filter(e => !seen.has(e.name))].sort(
-      (a, b) => (b.meta?.createdMs ?? 0) - (a.meta?.createdMs ?? 0)
-    );
+    const keys = key === path ? [key] : [key, path];
+    if (await this.kernelKeepsStore(panel)) {
+      return this._kernelListing(panel, keys);
+    }
+    const store = await pageStore(this.key(panel)); // the notebook's folder or IndexedDB
+    const lists = await Promise.all(keys.map(notebook => store.list({ notebook })));
+    const entries = mergeNewestFirst(lists).map(e => ({ ...e, label: pointLabel(e.meta) }));
+    const unattached = (await store.list())
+      .filter(e => e.meta?.notebook === null || e.meta?.notebook === undefined)
+      .map(e => ({ ...e, label: pointLabel(e.meta) }));
+    const choice = restoreChoice(entries, this.kernelSince(panel));
+    return { entries, unattached, choice: choice?.name ?? null, by: 'page' };
+  }
+
+  /** host.list in the kernel for the notebook's id and path, and for every checkpoint: its
+   * entries with the kernel's labels, and its restore choice for the id. */
+  private async _kernelListing(panel: NotebookPanel, keys: string[]): Promise<IListing> {
+    const result = await runInKernel(await this._kernel(panel), listCode([...keys, null]));
+    const lists = (result.lists ?? []) as IReport[];
+    const failed = result.ok ? lists.find(r => !r.ok) : result;
+    if (failed) {
+      const why = (failed.problems ?? []).map((p: IProblem) => problemLine('', p)).join('; ') || failed.error || 'unknown error';
+      throw new Error(`Cannot list the kernel's checkpoints: ${why}`);
+    }
+    const listed = (r: IReport) => (r.checkpoints ?? []) as IListed[];
+    const entries = mergeNewestFirst(lists.slice(0, keys.length).map(listed));
+    const unattached = listed(lists[keys.length]).filter(e => e.meta?.notebook === null || e.meta?.notebook === undefined);
+    // the id's choice, unless only the path (checkpoints from before ids) has checkpoints
+    const choice = lists.slice(0, keys.length).map(r => r.restore_choice as string | null).find(c => c) ?? null;
+    return { entries, unattached, choice, by: 'kernel', store: result.store ?? null };
+  }
+
+  /**
+   * Whether the panel's kernel keeps its checkpoints in a store of its own (a desktop CPython
+   * kernel: a folder on the server's machine), which the page cannot read: the kernel lists,
+   * deletes and exports them, and takes its automatic points itself. False for a Pyodide
+   * kernel (it shares this page's IndexedDB) and while the kernel has not said.
+   */
+  async kernelKeepsStore(panel: NotebookPanel): Promise<boolean> {
+    await this._binding.get(panel);
+    const kernel = panel.sessionContext.session?.kernel;
+    return !!kernel && this._host.get(panel) === `${kernel.id} cpython`;
   }
 
   /** Another notebook file carrying the same id (a copy, or its original), or null. */
@@ -98,23 +156,15 @@ export class ElasticLiteController {
   }
 
   /**
-   * Checkpoints tied to no notebook: taken with %checkpoint / elastic_lite.checkpoint(name)
-   * in a kernel that was never told its notebook (another front end, or the notebook's kernel
-   * before `bindNotebook` ran).
-   */
-  async listUnattached(): Promise<IStoreEntry[]> {
-    const store = await getStore();
-    return (await store.list()).filter(e => e.meta?.notebook === null || e.meta?.notebook === undefined);
-  }
-
-  /**
    * What a restore without a name brings back into the panel's kernel (the offer shows it;
-   * the toolbar's Restore lets the kernel pick by the same rule, js/shared/report.mjs
-   * restoreChoice): never an automatic point of the kernel itself — after a restart, the
-   * point its first cell left — nor an empty one; the state that was lost.
+   * the toolbar's Restore lets the kernel pick by the same rule): never an automatic point of
+   * the kernel itself — after a restart, the point its first cell left — nor an empty one;
+   * the state that was lost. (Checkpoints tied to no notebook — %checkpoint in a kernel never
+   * told its notebook — are in `listing(panel).unattached`.)
    */
-  async toRestore(panel: NotebookPanel): Promise<IStoreEntry | null> {
-    return restoreChoice(await this.list(panel), this.kernelSince(panel));
+  async toRestore(panel: NotebookPanel): Promise<IListed | null> {
+    const { entries, choice } = await this.listing(panel);
+    return entries.find(e => e.name === choice) ?? null;
   }
 
   /** When the panel's kernel started (ms), as far as the page saw it. */
@@ -129,7 +179,7 @@ export class ElasticLiteController {
   }
 
   /** One host operation in the panel's kernel; its report. */
-  private async _host(panel: NotebookPanel, op: string, kwargs: Record<string, unknown>, data?: Uint8Array): Promise<IReport> {
+  private async _call(panel: NotebookPanel, op: string, kwargs: Record<string, unknown>, data?: Uint8Array): Promise<IReport> {
     return runInKernel(await this._kernel(panel), hostCode(op, kwargs, data));
   }
 
@@ -190,8 +240,13 @@ export class ElasticLiteController {
       }
       const key = this.key(panel);
       const result = await runInKernel(kernel, setNotebookCode(key, panel.context.path)); // the magics show the path
+      if (result.ok && result.host === 'pyodide') {
+        await bindKernelStore(kernel, key); // the notebook's folder, when it is its store (folder.ts)
+      }
       if (result.ok) {
         this._bound.set(panel, `${kernel.id} ${key}`);
+        this._host.set(panel, `${kernel.id} ${result.host}`);
+        this._changed.emit(panel.context.path); // the listing may now come from the kernel
       }
       if (!result.ok) {
         console.warn(`Elastic Lite: cannot tie the kernel to ${panel.context.path}:`, result.error);
@@ -211,6 +266,10 @@ export class ElasticLiteController {
   async autoCheckpoint(panel: NotebookPanel, cell: ICellPoint): Promise<IReport> {
     const notebook = panel.context.path;
     const key = this.identity.adopt(panel);
+    if (await this.kernelKeepsStore(panel)) {
+      // a desktop kernel took its point itself (elastic_lite's post_run_cell): not a second one
+      return { ok: true, byKernel: true };
+    }
     if (this._autoRunning.has(panel)) {
       this._autoAgain.set(panel, cell); // one at a time per notebook: the newest waits
       return { ok: true, queued: true };
@@ -219,7 +278,7 @@ export class ElasticLiteController {
     try {
       // named after the path (as the kernel would name it), kept under the notebook's id
       const name = pointName(notebook, cell);
-      const report = await this._host(panel, 'checkpoint', { name, notebook: key, cell, auto: true, replay: this.options.replay !== false });
+      const report = await this._call(panel, 'checkpoint', { name, notebook: key, cell, auto: true, replay: this.options.replay !== false });
       const after = `After ${pointLabel({ cell }) || 'the cell'}`;
       if (report.off) {
         this._setHistoryStatus('Automatic checkpoints are off in this kernel (%autocheckpoint on).');
@@ -260,7 +319,7 @@ export class ElasticLiteController {
     const key = this.identity.adopt(panel);
     const name = checkpointName(notebook);
     this._setStatus(`Checkpointing ${notebook}…`);
-    const report = await this._host(panel, 'checkpoint', { name, notebook: key, replay: this.options.replay !== false });
+    const report = await this._call(panel, 'checkpoint', { name, notebook: key, replay: this.options.replay !== false });
     if (!report.ok) {
       this._fail('Checkpoint', name, report);
     }
@@ -290,7 +349,7 @@ export class ElasticLiteController {
         name = choice.name;
       }
     }
-    const report = await this._host(panel, 'restore', { ...(name ? { name } : { notebook: this.key(panel) }), replay, trust, adopt });
+    const report = await this._call(panel, 'restore', { ...(name ? { name } : { notebook: this.key(panel) }), replay, trust, adopt });
     const label = report.name ?? name ?? notebook;
     const foreign = trust ? undefined : report.problems?.find(p => p.code === 'foreign');
     if (foreign) {
@@ -309,30 +368,48 @@ export class ElasticLiteController {
     return report;
   }
 
-  async delete(name: string, notebook: string): Promise<void> {
-    const store = await getStore();
-    await store.delete(name);
+  async delete(panel: NotebookPanel, name: string): Promise<void> {
+    if (await this.kernelKeepsStore(panel)) {
+      const report = await this._call(panel, 'delete', { name });
+      if (!report.ok) {
+        this._fail('Delete', name, report);
+      }
+    } else {
+      const store = await pageStore(this.key(panel)); // the notebook's folder or IndexedDB
+      await store.delete(name);
+    }
     this._setStatus(`Deleted ${name}`);
-    this._changed.emit(notebook);
+    this._changed.emit(panel.context.path);
   }
 
   /** What a stored checkpoint holds, from the validator (nothing is unpickled): host.inspect. */
   async inspect(panel: NotebookPanel, name: string): Promise<IReport> {
-    const report = await this._host(panel, 'inspect', { name });
+    const report = await this._call(panel, 'inspect', { name });
     if (report.error) {
       throw new Error(`Inspect failed: ${report.error}`);
     }
     return report;
   }
 
-  /** Download a checkpoint as a file (the store's bytes as they are). */
-  async export(name: string): Promise<void> {
-    const store = await getStore();
-    const entry = await store.get(name);
-    if (!entry) {
-      throw new Error(`Checkpoint ${name} no longer exists.`);
+  /** Download a checkpoint as a file (the store's bytes as they are; from a desktop kernel's
+   * store: host.export, which refuses a checkpoint whose records do not match their keys). */
+  async export(panel: NotebookPanel, name: string): Promise<void> {
+    let bytes: Uint8Array;
+    if (await this.kernelKeepsStore(panel)) {
+      const report = await runInKernel(await this._kernel(panel), exportCode(name));
+      if (!report.ok || typeof report.base64 !== 'string') {
+        this._fail('Export', name, report);
+      }
+      bytes = Uint8Array.from(atob(report.base64), c => c.charCodeAt(0));
+    } else {
+      const store = await pageStore(this.key(panel)); // the notebook's folder or IndexedDB
+      const entry = await store.get(name);
+      if (!entry) {
+        throw new Error(`Checkpoint ${name} no longer exists.`);
+      }
+      bytes = entry.bytes;
     }
-    const blob = new Blob([entry.bytes as BlobPart], { type: 'application/octet-stream' });
+    const blob = new Blob([bytes as BlobPart], { type: 'application/octet-stream' });
     const url = URL.createObjectURL(blob);
     const a = document.createElement('a');
     a.href = url;
@@ -341,7 +418,7 @@ export class ElasticLiteController {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10000);
-    this._setStatus(`Exported ${name} (${fmtBytes(entry.bytes.length)})`);
+    this._setStatus(`Exported ${name} (${fmtBytes(bytes.length)})`);
   }
 
   /**
@@ -354,7 +431,7 @@ export class ElasticLiteController {
     const key = this.identity.adopt(panel);
     const name = `${notebook} imported ${new Date().toISOString()}`;
     this._setStatus(`Checking ${fileName}…`);
-    const report = await this._host(panel, 'import', { name, notebook: key, unique: true, source: fileName }, bytes);
+    const report = await this._call(panel, 'import', { name, notebook: key, unique: true, source: fileName }, bytes);
     if (!report.ok) {
       this._fail('Import', fileName, report);
     }
@@ -371,7 +448,7 @@ export class ElasticLiteController {
    */
   async offerRestore(panel: NotebookPanel): Promise<boolean> {
     const notebook = panel.context.path;
-    let latest: IStoreEntry | null;
+    let latest: IListed | null;
     try {
       latest = await this.toRestore(panel);
     } catch (e) {
@@ -388,7 +465,7 @@ export class ElasticLiteController {
       Notification.dismiss(previous); // one question at a time per notebook: the newest
     }
     // the cell the state followed, short: JupyterLab cuts a notification after 140 characters
-    const label = pointLabel(meta);
+    const label = latest.label;
     const point = label.length > 40 ? `${label.slice(0, 39)}…` : label;
     const id = Notification.info(
       shownText(`Restore the last checkpoint? ${notebook} has one from ${formatTime(meta.createdMs)}` +
@@ -425,9 +502,19 @@ export class ElasticLiteController {
   private _kernelSince = new WeakMap<NotebookPanel, number>(); // panel -> when its kernel started (ms)
   private _bound = new WeakMap<NotebookPanel, string>(); // panel -> 'kernel id + path' told
   private _binding = new WeakMap<NotebookPanel, Promise<boolean>>(); // panel -> set_notebook under way
+  private _host = new WeakMap<NotebookPanel, string>(); // panel -> 'kernel id + pyodide|cpython' (its answer)
   private _status = 'Ready.';
   private _historyStatus = '';
   private _changed = new Signal<this, string>(this);
+}
+
+/** Lists of store entries (each newest first) as one, newest first, each name once. */
+function mergeNewestFirst<T extends IStoreEntry>(lists: T[][]): T[] {
+  const seen = new Set<string>();
+  return lists
+    .flat()
+    .filter(e => !seen.has(e.name) && !!seen.add(e.name))
+    .sort((a, b) => (b.meta?.createdMs ?? 0) - (a.meta?.createdMs ?? 0));
 }
 
 /** The cell a checkpoint is taken after (meta.cell). */

@@ -9,17 +9,15 @@ import {
   DANGER_MARKS,
   fmtBytes,
   foreignLine,
-  pointLabel,
   problemLine,
   problemsOf,
   recordLabel,
-  restoreChoice,
   shownText
 } from '../../shared/report.mjs';
-import { ElasticLiteController, IReport } from './controller';
+import { ElasticLiteController, IListed, IListing, IReport } from './controller';
+import { folderSection } from './folder-ui';
 import { formatTime } from './format';
 import { markLost, storageSection } from './storage-status';
-import { IStoreEntry } from './modules';
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -83,14 +81,13 @@ export class CheckpointSidebar extends Widget {
   async refresh(): Promise<void> {
     const token = ++this._renderToken;
     const panel = this._panel;
-    let entries: IStoreEntry[] = [];
-    let others: IStoreEntry[] = [];
+    let listing: IListing = { entries: [], unattached: [], choice: null, by: 'page' };
     let shared: string | null = null;
     let error = '';
     if (panel) {
       try {
-        entries = await this.controller.list(panel);
-        others = await this.controller.listUnattached();
+        // from the page's store (Pyodide) or through a desktop kernel (controller.listing)
+        listing = await this.controller.listing(panel);
         shared = await this.controller.sharedWith(panel);
       } catch (e) {
         error = (e as Error).message;
@@ -99,13 +96,12 @@ export class CheckpointSidebar extends Widget {
     if (token !== this._renderToken) {
       return; // a newer refresh is under way
     }
-    this._render(panel, entries, others, error, shared);
+    this._render(panel, listing, error, shared);
   }
 
   private _render(
     panel: NotebookPanel | null,
-    entries: IStoreEntry[],
-    others: IStoreEntry[],
+    { entries, unattached: others, choice, store }: IListing,
     error: string,
     shared: string | null = null
   ): void {
@@ -118,6 +114,10 @@ export class CheckpointSidebar extends Widget {
     }
     const notebook = panel.context.path;
     body.append(el('div', { className: 'jp-ElasticLite-notebook', text: shownText(notebook) }));
+    if (store) {
+      // a desktop kernel's store: a folder on the server's machine, listed through the kernel
+      body.append(el('div', { className: 'jp-ElasticLite-where', text: `Kept by the kernel in ${shownText(store)}` }));
+    }
     body.append(
       el('div', { className: 'jp-ElasticLite-toolbar' }, [
         button('Checkpoint', () => void this._run(() => this.controller.checkpoint(panel)), 'Checkpoint the kernel now'),
@@ -132,6 +132,8 @@ export class CheckpointSidebar extends Widget {
     }
     // persistent or not, used and left; lost checkpoints (storage-status.ts)
     body.append(storageSection(entries, () => void this.refresh()));
+    // where this notebook's checkpoints go: the browser or a folder on disk (folder-ui.ts)
+    body.append(folderSection(panel, this.controller, () => void this.refresh()));
     if (error) {
       body.append(el('p', { className: 'jp-ElasticLite-error', text: error }));
     }
@@ -154,9 +156,8 @@ export class CheckpointSidebar extends Widget {
     } else {
       const list = el('ul', { className: 'jp-ElasticLite-list' });
       // what the toolbar's Restore brings back: not a point of this kernel itself
-      const choice = restoreChoice(entries, this.controller.kernelSince(panel));
       for (const entry of entries) {
-        list.append(this._item(panel, entry, entry === choice));
+        list.append(this._item(panel, entry, entry.name === choice));
       }
       body.append(list);
     }
@@ -171,13 +172,13 @@ export class CheckpointSidebar extends Widget {
     }
   }
 
-  private _item(panel: NotebookPanel, entry: IStoreEntry, isChoice = false): HTMLElement {
+  private _item(panel: NotebookPanel, entry: IListed, isChoice = false): HTMLElement {
     const meta = entry.meta || {};
     // names and the cell's first line come from the kernel or from an imported file: shown
     // with their control characters escaped, as text
     const names = (Array.isArray(meta.names) ? meta.names : []).map(shownText);
     const vars = meta.variables ?? names.length;
-    const point = pointLabel(meta);
+    const point = entry.label;
     const li = el('li', {
       className: 'jp-ElasticLite-item' + (meta.auto ? ' jp-ElasticLite-auto' : ''),
       title: shownText(entry.name)
@@ -210,8 +211,8 @@ export class CheckpointSidebar extends Widget {
       el('div', { className: 'jp-ElasticLite-itemActions' }, [
         button('Restore', () => void this._run(() => this.controller.restore(panel, entry.name))),
         button('Inspect', () => void this._inspect(panel, entry.name, details)),
-        button('Export', () => void this._run(() => this.controller.export(entry.name))),
-        button('Delete', () => void this._run(() => this.controller.delete(entry.name, panel.context.path)))
+        button('Export', () => void this._run(() => this.controller.export(panel, entry.name))),
+        button('Delete', () => void this._run(() => this.controller.delete(panel, entry.name)))
       ])
     );
     li.append(details);
