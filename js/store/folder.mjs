@@ -9,7 +9,8 @@
 //
 // What a directory handle cannot do, and what this store does instead:
 //   - Modes, owners, links: the browser makes the files and folders (Chromium on Linux: files
-//     0600, folders 0700) and never hands out a link; the checks of nofollow.mjs are the CLI's.
+//     0600, folders 0700 whatever the umask, see docs/STORE-LAYOUT.md) and never hands out a
+//     link; the checks of nofollow.mjs are the CLI's.
 //   - Temporary name + rename: a FileSystemWritableFileStream writes to a swap file
 //     ("<name>.crswap") and replaces the file whole on close(); a writer that dies leaves the
 //     swap file, which the sweep removes once it is older than orphanGraceMs.
