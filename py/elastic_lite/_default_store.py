@@ -10,7 +10,8 @@ the automatic point after each cell.
   else the per-user data folder ($XDG_DATA_HOME/elastic-lite, ~/.local/share/elastic-lite).
   So a checkpoint outlives the kernel: after a restart, %restore brings the last state back;
 - an automatic point after each successful cell (`%autocheckpoint off` stops it), only what
-  changed written, with the store's retention.
+  changed written, with the store's retention: the folder's own (retention.json, e.g. the
+  CLI's `retention`), else HISTORY, the JupyterLite extension's default history settings.
 Any IPython shell gets `%elastic_lite store [PATH]` (show or set the store). In Pyodide the
 default store stays IndexedDB (_store.default_store); nothing here runs there.
 """
@@ -27,6 +28,10 @@ from ._store import StoreError
 
 STORE_ENV = "ELASTIC_LITE_STORE"
 FOLDER = ".elastic-lite"
+# The history a desktop kernel keeps when its folder says nothing else: the newest 30 points,
+# one per hour for the last 24 hours, at most 1 GiB (the JupyterLite extension's defaults;
+# checkpoints a person took by name are never removed by it).
+HISTORY = {"keepLast": 30, "keepHourly": 24, "maxBytes": 1 << 30}
 _OWN_MAGICS = ("%checkpoint", "%restore", "%checkpoints", "%autocheckpoint", "%elastic_lite",
                "%load_ext elastic_lite", "%reload_ext elastic_lite")
 
@@ -120,7 +125,7 @@ def store_magic(line):
     if len(words) == 2:
         path = words[1].strip().strip("'\"")
         try:
-            SESSION.set_store(DirectoryStore(path))
+            SESSION.set_store(DirectoryStore(path, retention=HISTORY))
         except (StoreError, OSError) as exc:
             print(f"elastic_lite: cannot use {path} as the checkpoint store: {exc}")
             return
@@ -138,7 +143,7 @@ def attach(shell):
     if SESSION.notebook is None:
         SESSION.notebook = kernel_notebook()
     if SESSION.store is None:
-        SESSION.set_store(DirectoryStore(default_store_path(SESSION.notebook)))
+        SESSION.set_store(DirectoryStore(default_store_path(SESSION.notebook), retention=HISTORY))
     for old in [cb for cb in shell.events.callbacks["post_run_cell"] if isinstance(cb, _AutoPoint)]:
         shell.events.unregister("post_run_cell", old)
     shell.events.register("post_run_cell", _AutoPoint(shell))
