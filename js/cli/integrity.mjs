@@ -12,6 +12,7 @@
 // tests/node/cli-verify-parity runs both on the same damaged files and compares them.
 import zlib from 'node:zlib';
 import { CliError, EXIT, repairHint } from './errors.mjs';
+import { hostReport, problem } from '../shared/report.mjs';
 
 /** host._EMPTY: 0 bytes are not given to the core (it would say "only 0 bytes"). */
 export const EMPTY = 'empty (0 bytes): not an Elastic Lite checkpoint';
@@ -30,11 +31,6 @@ export function core() {
       throw new CliError(`cannot load the C core (${err.message}); ${repairHint()}`, EXIT.ENV);
     });
   return corePromise;
-}
-
-/** One problem of a host report (_report.problem), damage found by the core. */
-function problem(kind, message, { names = [], record = null, code = null, offset = null } = {}) {
-  return { kind, names: names.map(String), record, message: String(message), code, calls: [], offset };
 }
 
 /** The core's error object as a damaged problem (_report.core_damage): the core's words. */
@@ -57,8 +53,7 @@ export function damageProblems(info) {
 
 /** A verify report with nothing checked yet (the fields of host.inspect's, less `trust`). */
 function newReport({ name = null, source = 'data', size = 0, meta = null }) {
-  return { op: 'verify', ok: false, problems: [], warnings: [], timings: {}, name, source,
-    size, whole: false, header: {}, records: [], meta };
+  return hostReport('verify', { ok: false, name, source, size, whole: false, header: {}, records: [], meta });
 }
 
 /**

@@ -42,3 +42,8 @@ export function pointLabel(meta: { cell?: { executionCount?: number | null; firs
 export function holdsNothing(meta: { variables?: number; names?: string[]; skipped?: unknown } | null | undefined): boolean;
 export function restoreChoice<T extends { meta?: { auto?: boolean; createdMs?: number; variables?: number; names?: string[]; skipped?: unknown } | null }>(entries: T[], since?: number): T | null;
 export function bindingText(binding: { name?: string; module?: string; attr?: string | null }): string;
+export function hostReport<T extends Record<string, unknown>>(op: string | null, fields?: T): { op: string | null; ok: boolean; problems: IProblem[]; warnings: string[]; timings: Record<string, number> } & T;
+export function problem(kind: IProblem['kind'], message: string, detail?: { names?: string[]; record?: number | null; code?: string | null; offset?: number | null; calls?: string[] }): IProblem;
+export function notFound(name: string): IProblem;
+export const DEFAULT_NAME: string;
+export function listReport(entries: { name: string; meta: any }[], options?: { notebook?: string | null; since?: number }): any;

@@ -20,13 +20,6 @@ export function problem(kind, message, { names = [], record = null, code = null,
   return { kind, names: names.map(String), record, message: String(message), code, calls: [...calls], offset };
 }
 
-/** `report` failed with one problem (Python: _kernel_session.fail). */
-export function failed(report, kind, message, detail = {}) {
-  report.ok = false;
-  report.problems.push(problem(kind, message, detail));
-  return report;
-}
-
 /**
  * A name the store does not hold, as a `not-found` problem in the kernel session's words
  * (_kernel_session.not_found: the name quoted as JSON; no variable names).

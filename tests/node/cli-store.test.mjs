@@ -123,6 +123,9 @@ test('--json gives the host report schema on ls, rm, export and retention (no Py
   assert.deepEqual(ls.checkpoints.map((e) => [e.name, e.label]), [['nb [4]', '[4] 1 + 1'], ['nb [3]', '[3] x = f(2)'], ['kept', '']]);
   assert.equal(ls.restore_choice, 'nb [3]', 'the newest that holds something');
   assert.equal(ls.default_name, 'checkpoint');
+  const human = await runCli(['ls'], { cwd }); // the table renders the same fields
+  assert.match(human.stdout, /^nb \[3\]\s+nb\.ipynb\s+.*\[3\] x = f\(2\)/m);
+  assert.match(human.stdout, /^restore without a NAME brings back "nb \[3\]"\.$/m);
   const [, exp] = await json('export', 'kept', 'kept.elc');
   assert.deepEqual([exp.op, exp.ok, exp.name, exp.size, exp.meta.keep], ['export', true, 'kept', 8, true]);
   const [missing, none] = await json('export', 'nope', 'nope.elc');

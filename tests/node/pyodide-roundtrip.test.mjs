@@ -205,7 +205,8 @@ _snap.data
     // are foreign: the person says they are theirs (trust=True); damage still stays damage.
     const rep = await pyJson(C, `__import__("elastic_lite").load_snapshot(_data, trust=True).to_dict()`);
     assert.deepEqual(rep.failed.map((f) => f.names), [rec.names]);
-    assert.match(rep.failed[0].reason, /damaged/);
+    assert.equal(rep.failed[0].kind, 'damaged');
+    assert.match(rep.failed[0].reason, /checksum mismatch/); // the core's words
     const expected = snap.groups.flatMap((g) => g.names).filter((n) => !rec.names.includes(n));
     assert.deepEqual(rep.restored.sort(), expected.sort());
     assert.ok(expected.length > 3, 'records of their own restore');

@@ -32,6 +32,7 @@ export default {
         countOf(meta.variables ?? meta.names), countOf(meta.skipped),
       ]),
     ));
+    if (report.restore_choice != null) ctx.say(`restore without a NAME brings back ${JSON.stringify(report.restore_choice)}.`);
     return 0;
   },
 };
