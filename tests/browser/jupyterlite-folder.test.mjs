@@ -26,8 +26,12 @@ import { runCli } from '../node/cli-helpers.mjs';
 import { DirectoryStore } from '../../js/store/directory.mjs';
 
 // window.showDirectoryPicker: the OPFS folder named by localStorage 'el-test-folder'.
+// In the page only, a folder's permission is what localStorage 'el-test-permission' says
+// (OPFS is always granted: this stands for a reload that lost the grant); asking grants it.
 const PICKER = `window.showDirectoryPicker = async () => (await navigator.storage.getDirectory())
-  .getDirectoryHandle(localStorage.getItem('el-test-folder') || 'checkpoints', { create: true });`;
+  .getDirectoryHandle(localStorage.getItem('el-test-folder') || 'checkpoints', { create: true });
+FileSystemHandle.prototype.queryPermission = async () => localStorage.getItem('el-test-permission') || 'granted';
+FileSystemHandle.prototype.requestPermission = async () => { localStorage.removeItem('el-test-permission'); return 'granted'; };`;
 
 /** Every file of OPFS folder `name`: [{path, base64}]. */
 function readOpfs(page, name) {
@@ -167,6 +171,16 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
     await runFromPalette(page, 'Save checkpoints to a folder…');
     const at = await appendCell(page, 'import elastic_lite; _r = await elastic_lite.restore("from the CLI"); print("browser sees", made_by_cli["n"])');
     await runCell(page, at, 'browser sees 42');
+
+    // 5. permission lost (as after a reload): the sidebar says so and Reconnect asks again
+    await page.evaluate(() => localStorage.setItem('el-test-permission', 'prompt'));
+    await page.locator('#elastic-lite-sidebar button', { hasText: 'Refresh' }).click();
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-folderStatus', { hasText: 'needs your permission again' })
+      .waitFor({ timeout: 60_000 });
+    await page.locator('#elastic-lite-sidebar button', { hasText: 'Reconnect folder' }).click();
+    await page.locator('#elastic-lite-sidebar .jp-ElasticLite-folderStatus', { hasText: 'is connected again' })
+      .waitFor({ timeout: 60_000 });
+    assert.equal(await page.evaluate(() => localStorage.getItem('el-test-permission')), null, 'asked the browser');
   } finally {
     await site.close();
   }
