@@ -167,6 +167,8 @@ async function openDesktop(page) {
   const where = page.locator('#elastic-lite-sidebar .jp-ElasticLite-where');
   await where.waitFor({ timeout: 120_000 });
   assert.equal(await where.innerText(), `Kept by the kernel in ${path.join(lab.root, '.elastic-lite')}`);
+  // nothing about the browser's storage or a browser folder: the kernel's store is neither
+  assert.equal(await page.locator('#elastic-lite-sidebar :is(.jp-ElasticLite-storage, .jp-ElasticLite-folder)').count(), 0);
 }
 
 /** The sidebar's item of checkpoint `name` (data-name), once listed. */

@@ -101,7 +101,7 @@ export class CheckpointSidebar extends Widget {
 
   private _render(
     panel: NotebookPanel | null,
-    { entries, unattached: others, choice, store }: IListing,
+    { entries, unattached: others, choice, by, store }: IListing,
     error: string,
     shared: string | null = null
   ): void {
@@ -130,10 +130,13 @@ export class CheckpointSidebar extends Widget {
     if (this.controller.historyStatus) {
       body.append(el('div', { className: 'jp-ElasticLite-historyStatus', text: this.controller.historyStatus }));
     }
-    // persistent or not, used and left; lost checkpoints (storage-status.ts)
-    body.append(storageSection(entries, () => void this.refresh()));
-    // where this notebook's checkpoints go: the browser or a folder on disk (folder-ui.ts)
-    body.append(folderSection(panel, this.controller, () => void this.refresh()));
+    if (by === 'page') {
+      // (not for a desktop kernel: its store is its own folder, not this browser's)
+      // persistent or not, used and left; lost checkpoints (storage-status.ts)
+      body.append(storageSection(entries, () => void this.refresh()));
+      // where this notebook's checkpoints go: the browser or a folder on disk (folder-ui.ts)
+      body.append(folderSection(panel, this.controller, () => void this.refresh()));
+    }
     if (error) {
       body.append(el('p', { className: 'jp-ElasticLite-error', text: error }));
     }
