@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { recordKey, splitContainer, expiredByRetention, signedBytes, canonicalJson } from '../../js/store/indexeddb.mjs';
 import { DEFAULT_NAME, bindingText, notFound, pointLabel, restoreChoice, shownText } from '../../js/shared/report.mjs';
+import { EMPTY } from '../../js/cli/integrity.mjs';
 
 const vectors = (name) => JSON.parse(fs.readFileSync(new URL(`../vectors/${name}`, import.meta.url), 'utf8'));
 const fromHex = (hex) => Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
@@ -79,5 +80,6 @@ test('a manifest module binding, shown as what it binds', () => {
 test('host words: the default checkpoint name, a name the store does not hold (quoted as JSON)', () => {
   const words = vectors('host-words.json');
   assert.equal(DEFAULT_NAME, words.default_name);
+  assert.equal(EMPTY, words.empty, 'verify says of 0 bytes what inspect says');
   for (const c of words.not_found) assert.deepEqual(notFound(c.name), { kind: 'failed', names: [], record: null, message: c.message, code: 'not-found', calls: [], offset: null });
 });

@@ -106,4 +106,5 @@ _WORDS = vectors("host-words.json")
 def test_host_words(case):
     from elastic_lite import _kernel_session
     assert _kernel_session.DEFAULT_NAME == _WORDS["default_name"]
+    assert _kernel_session.EMPTY == _WORDS["empty"]
     assert _kernel_session.not_found(case["name"]) == case["message"]
