@@ -174,6 +174,14 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
     assert.match(await page.locator(lineSel).innerText(), shown);
     assert.match(magics, new RegExp(`${shown.source.slice(1)}.* used, .* left$`, 'm'), magics);
     assert.equal(await page.locator('#elastic-lite-sidebar button', { hasText: 'Keep checkpoints' }).isVisible(), !persisted);
+    if (!persisted) {
+      // the button asks again (a user gesture); the line then says what the browser decided
+      await page.locator('#elastic-lite-sidebar button', { hasText: 'Keep checkpoints' }).click();
+      await page.waitForFunction((sel) => /declined|^Browser storage: persistent \(/.test(document.querySelector(sel)?.textContent ?? ''), lineSel, { timeout: 30_000 });
+      const now = await page.evaluate(() => navigator.storage.persisted());
+      assert.match(await page.locator(lineSel).innerText(), now ? /^Browser storage: persistent \(/
+        : /^Browser storage: not persistent \(.*\. The browser declined to keep it: keep copies with Export or in a folder\.$/);
+    }
 
     // 10. eviction: the records are removed behind the store's back (as the browser's eviction
     //     or clearing site data does): every listed checkpoint is marked lost; %restore and

@@ -12,6 +12,9 @@ interface IMaybeLost {
   lost?: ILost | null;
 }
 
+// the browser said no to the button's request (kept across the sidebar's re-renders)
+let declined = false;
+
 function div(className: string, text = ''): HTMLDivElement {
   const node = document.createElement('div');
   node.className = className;
@@ -48,13 +51,21 @@ export function storageSection(entries: IMaybeLost[], changed: () => void): HTML
   const keep = button(
     'Keep checkpoints (ask the browser not to evict them)',
     'Ask the browser to keep this site\'s storage even when space runs low (navigator.storage.persist())',
-    () => void askPersistence({ again: true }).then(show)
+    () =>
+      void askPersistence({ again: true }).then(granted => {
+        declined = granted === false;
+        return show();
+      })
   );
   keep.hidden = true;
   section.append(line, keep);
   async function show(): Promise<void> {
     const status = await storageStatus();
-    line.textContent = storageLine(status) || 'Browser storage: not reported by this browser';
+    line.textContent =
+      (storageLine(status) || 'Browser storage: not reported by this browser') +
+      (declined && status?.persistent === false
+        ? '. The browser declined to keep it: keep copies with Export or in a folder.'
+        : '');
     keep.hidden = !status || status.persistent !== false || typeof navigator.storage?.persist !== 'function';
   }
   // best effort, silently: some browsers grant it by their own rules, others ask the person
