@@ -145,6 +145,7 @@ class Grouping:
         self.seconds = seconds  # informative only: no decision depends on time
         self.truncated = truncated  # None, or why the walk stopped early
         self.unwalked = unwalked  # the variable proven not to share anything without a walk
+        self.refs = {}  # name -> names of the notebook defs its value refers to (by name)
 
 
 class _UnionFind:
@@ -596,8 +597,16 @@ def _find_groups(variables, namespace, def_ids, max_objects):
     groups = {}
     for i, name in enumerate(names):
         groups.setdefault(w.uf.find(i), []).append(name)
-    return Grouping(list(groups.values()), w.expanded, time.perf_counter() - start,
-                    truncated, unwalked, deep=(names[i] for i in w.deep))
+    out = Grouping(list(groups.values()), w.expanded, time.perf_counter() - start,
+                   truncated, unwalked, deep=(names[i] for i in w.deep))
+    for i, d in w.edges:
+        if d in def_ids:
+            out.refs.setdefault(names[i], set()).add(def_ids[d])
+    if truncated is not None or unwalked is not None:  # not walked to the end: any def
+        every = set(def_ids.values())
+        for name in (names if truncated is not None else [unwalked]):
+            out.refs[name] = every
+    return out
 
 
 def _merge_def_cycles(uf, n, edges, def_owner):

@@ -51,6 +51,7 @@ import zlib
 
 from ._groups import ATOMIC
 
+_GONE = object()
 _IMMUTABLE_BUDGET = 100_000  # items examined to prove a tuple/frozenset immutable, at most
 SHADOW_MIN = 1 << 20  # buffers from this size are compared with a private copy (below: CRC)
 
@@ -110,10 +111,13 @@ class Memo:
     """What one data record of a checkpoint was: enough to know it again."""
 
     __slots__ = ("names", "key", "length", "signature", "proof", "held", "report", "writable",
-                 "buffers", "content")
+                 "buffers", "content", "ids", "lens", "defs")
 
     def __init__(self, names, signature, proof, held, report, writable, key=None, length=None,
                  buffers=(), content=None):
+        self.ids = None  # id of each variable's value when it was saved (see Reuse.untouched)
+        self.lens = None  # len() of each value that is a builtin container or string, or None
+        self.defs = frozenset()  # names of the notebook defs its values refer to by name
         self.names = names  # tuple: the group (its record's header names them in this order)
         self.signature = signature  # see signature()
         self.proof = proof  # see proof_of(), or None
@@ -180,10 +184,20 @@ def proof_of(values, previous=None, room=NO_ROOM):
 
 class Tracker:
     """This kernel's memory of its previous checkpoint of one namespace to one store: the
-    memos of its data records, by group names (see the module doc)."""
+    memos of its data records, by group names (see the module doc), and what code may have
+    changed since (_changes.Changes, armed when that checkpoint started)."""
 
     def __init__(self):
         self.memos = {}  # names tuple -> Memo (key known)
+        self.changes = None
+
+
+_SIZED = (list, dict, set, frozenset, tuple, str, bytes, bytearray)
+
+
+def _fingerprint(values):
+    return (tuple(map(id, values)),
+            tuple(len(v) if type(v) in _SIZED else None for v in values))
 
 
 class Reuse:
@@ -199,8 +213,69 @@ class Reuse:
         self.tracker = tracker
         self.memos = memos  # names tuple -> Memo of the previous checkpoint, still stored
         self.current = {}  # record index -> Memo of this checkpoint
-        self.stats = {"reused": 0, "reused_bytes": 0, "proven": 0, "written": 0}
+        self.stats = {"reused": 0, "reused_bytes": 0, "proven": 0, "written": 0,
+                      "untouched": 0}
+        self.slow_reason = None  # why the fast path was not taken (see untouched())
         self.room = Room(shadow_budget)  # copies of big buffers this checkpoint keeps
+        self.changes = None  # what may have changed since the previous checkpoint
+        self.fresh = None  # what may change from now on (the tracker's once committed)
+        self.variables = {}
+        self.def_refs = {}  # name -> names of the defs its value refers to (this walk)
+
+    def begin(self, namespace, variables):
+        """The snapshot loop starts: changes are collected anew from now on."""
+        from . import _changes
+        self.variables = variables
+        self.changes = self.tracker.changes
+        self.fresh = _changes.arm(namespace)
+
+    def untouched(self, namespace):
+        """(memos of records to reuse as they are, without walking or pickling their
+        variables, why not more) -- the fast path of change detection: none of a record's
+        variables was named by code that ran since the previous checkpoint (_changes), each
+        is the same object with the same length, and no record it refers to through a
+        notebook def is touched. ([], reason) when the fast path cannot be taken."""
+        from . import _changes
+        changes = self.changes
+        if changes is None:
+            return [], "no change tracking since the previous checkpoint"
+        if changes.full is None:
+            _changes.intact()  # gives up if the watch was interrupted meanwhile
+        if changes.full is not None:
+            return [], changes.full
+        why = _changes.unsafe_bindings(namespace, changes.names)
+        if why is not None:
+            return [], why
+        memos = [m for m in self.memos.values() if m.ids is not None]
+        variables = self.variables
+        touched = set(changes.names)
+        for m in memos:
+            values = [variables.get(n, _GONE) for n in m.names]
+            if any(v is _GONE for v in values) or _fingerprint(values) != (m.ids, m.lens):
+                touched.update(m.names)
+        # a touched record reaches the records of the defs it refers to (an instance, the
+        # class attributes of its class): they are touched too, until nothing changes
+        owner = {n: m for m in memos for n in m.names}
+        hit = {id(owner[n]): owner[n] for n in touched if n in owner}
+        todo = list(hit.values())
+        while todo:
+            m = todo.pop()
+            for d in m.defs:
+                o = owner.get(d)
+                if o is not None and id(o) not in hit:
+                    hit[id(o)] = o
+                    todo.append(o)
+        return [m for m in memos if id(m) not in hit], None
+
+    def _stamp(self, memo, defs=None):
+        values = [self.variables.get(n, _GONE) for n in memo.names]
+        if any(v is _GONE for v in values):
+            memo.ids = memo.lens = None
+        else:
+            memo.ids, memo.lens = _fingerprint(values)
+        memo.defs = (frozenset().union(*(self.def_refs.get(n, ()) for n in memo.names))
+                     if defs is None else defs)
+        return memo
 
     def previous(self, names):
         return self.memos.get(tuple(names))
@@ -208,16 +283,18 @@ class Reuse:
     def reused(self, index, memo, proof, held, proven, buffers=None, content=None):
         """Record `index` of the new checkpoint is `memo`'s stored record (`buffers` /
         `content`: what is now known of its bytes, when they were looked at)."""
-        self.current[index] = Memo(memo.names, memo.signature, proof, held, memo.report,
-                                   memo.writable, memo.key, memo.length,
-                                   memo.buffers if buffers is None else buffers,
-                                   content if content is not None else memo.content)
+        self.current[index] = self._stamp(Memo(
+            memo.names, memo.signature, proof, held, memo.report, memo.writable, memo.key,
+            memo.length, memo.buffers if buffers is None else buffers,
+            content if content is not None else memo.content),
+            memo.defs if proven == "untouched" else None)
         self.stats["reused"] += 1
         self.stats["reused_bytes"] += memo.length
-        self.stats["proven"] += bool(proven)
+        self.stats["proven"] += proven is True
+        self.stats["untouched"] += proven == "untouched"
 
     def wrote(self, index, memo):
-        self.current[index] = memo
+        self.current[index] = self._stamp(memo)
         self.stats["written"] += 1
 
     def key(self, index):
@@ -227,6 +304,7 @@ class Reuse:
         """After the commit of checkpoint `name` (its writer lock still held): read its entry
         once for the keys of the records just written; they become what is remembered."""
         self.tracker.memos = {}
+        self.tracker.changes = self.fresh  # the memos below, and what changed since they were
         entry = await store.get_entry(name)
         records = (entry or {}).get("records") or []
         if len(records) != record_count:

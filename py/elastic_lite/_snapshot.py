@@ -38,7 +38,7 @@ import pickle
 import platform
 import time
 
-from . import _core, _made_here, _random_state
+from . import _changes, _core, _made_here, _random_state
 from ._history import NO_ROOM, Memo, check_content, proof_of, signature, stream_hasher
 from ._capture import capture, default_namespace
 from ._groups import DEEP_LEVELS, find_groups, is_notebook_def
@@ -308,9 +308,9 @@ def _reuse(writer, picklers, reuse, prev, proof, held, values, t0, proven, buffe
                          serializer=old.serializer, bytes=old.bytes,
                          ms=(time.perf_counter() - t0) * 1000.0)
     report.reused = True
-    report.note = ("unchanged since the previous checkpoint "
-                   + ("(proven without pickling)" if proven else "(same bytes)")
-                   + ": not written again")
+    how = {"untouched": "(no code named it since)", True: "(proven without pickling)",
+           False: "(same bytes)"}[proven]
+    report.note = f"unchanged since the previous checkpoint {how}: not written again"
     return report
 
 
@@ -382,7 +382,7 @@ class SnapshotStream:
         if self._started:
             raise RuntimeError("a SnapshotStream is iterated once; make a new one")
         self._started = True
-        return self._run()
+        return _quietly(self._run())
 
     def _run(self):
         ns = self.namespace
@@ -393,13 +393,22 @@ class SnapshotStream:
         for name, value in cap.variables.items():
             if is_notebook_def(value, ns):
                 defs.setdefault(id(value), name)
-        grouping = find_groups(cap.variables, ns, defs)
+        reuse = self.reuse
+        kept, variables = [], cap.variables
+        if reuse is not None:  # the fast path: records no code touched since last time
+            reuse.begin(ns, cap.variables)
+            kept, reuse.slow_reason = reuse.untouched(ns)
+            if kept:
+                kept_names = {n for m in kept for n in m.names}
+                variables = {n: v for n, v in cap.variables.items() if n not in kept_names}
+        grouping = find_groups(variables, ns, defs)
+        if reuse is not None:
+            reuse.def_refs = grouping.refs
         too_deep = _too_deep(grouping, cap.variables)
         writer = _core.Writer(producer=f"elastic-lite {__version__}",
                               python=platform.python_version(),
                               created_ms=int(time.time() * 1000))
         groups, skipped = [], list(cap.skipped) + too_deep
-        reuse = self.reuse
         picklers = _Picklers(writer, ns, self.buffer_threshold, hashing=reuse is not None)
         parts = _Parts(reuse)
         size = 0
@@ -417,7 +426,20 @@ class SnapshotStream:
             finally:
                 if gc_was_enabled:
                     gc.enable()
+            total += len(kept)
             done = 0
+            for memo in kept:  # untouched: the stored record as it is
+                if self.progress is not None:
+                    self.progress(done, total, list(memo.names))
+                done += 1
+                gc.disable()
+                try:
+                    groups.append(_reuse(writer, picklers, reuse, memo, memo.proof, memo.held,
+                                         [cap.variables[n] for n in memo.names],
+                                         time.perf_counter(), "untouched"))
+                finally:
+                    if gc_was_enabled:
+                        gc.enable()
             for group, serializers, pooled in pool.plan:
                 if self.progress is not None:
                     self.progress(done, total, list(group))
@@ -475,6 +497,19 @@ class SnapshotStream:
         self.snapshot.size = size
         self.snapshot.random_state = [_random_state.LABELS[k] for k in random_state]
         self.snapshot.reuse = None if reuse is None else dict(reuse.stats)
+
+
+def _quietly(parts):
+    """The parts of `parts`, computed with change tracking deaf (_changes.quiet): the code
+    that runs meanwhile is ours (pickling may call a notebook's __reduce__), not a cell's;
+    while the consumer has a part, it listens again."""
+    while True:
+        with _changes.quiet():
+            try:
+                part = next(parts)
+            except StopIteration:
+                return
+        yield part
 
 
 def _too_deep(grouping, variables):
