@@ -84,14 +84,7 @@ export function table(result) {
     + 'Node columns: Pyodide under Node (native CPython where marked), process CPU time. Chromium columns: wall time in a '
     + 'module worker, IndexedDB on disk (durability "strict" for both the store and the raw put). Memory: resident memory of all the '
     + "browser's processes during one checkpoint, above what they held before it (the state itself is already resident).");
-  if (result.large) {
-    const l = result.large;
-    lines.push('', l.error ? `1 GiB state: FAILED — ${l.error}`
-      : `${mib(l.state_bytes)} MiB state in Chromium: checkpoint ${(l.checkpoint_ms / 1000).toFixed(1)} s `
-        + `(serialize ${(l.timings.serialize_ms / 1000).toFixed(1)} s, store ${(l.timings.store_ms / 1000).toFixed(1)} s), `
-        + `peak extra memory +${mib(l.memory.peak_extra)} MiB (largest group ${mib(l.largest_group)} MiB), core memory after ${mib(l.memory.core_after)} MiB; `
-        + (l.restore_error ? `restore FAILED: ${l.restore_error}` : `restore ${(l.restore_ms / 1000).toFixed(1)} s, peak extra +${mib(l.restore_peak_extra)} MiB`));
-  }
+  for (const l of [result.large ?? []].flat()) lines.push('', largeText(l));
   if (result.compute) {
     const c = result.compute;
     lines.push('', `Compute-heavy notebook (benchmarks/notebooks/compute-heavy.ipynb) in Chromium: re-run ${(c.rerun_ms / 1000).toFixed(1)} s, `
@@ -143,4 +136,19 @@ async function main(argv) {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   main(process.argv.slice(2)).catch((err) => { console.error(err); process.exit(1); });
+}
+
+/** One line per large state: checkpoint, then restore into a fresh kernel against its bound. */
+export function largeText(l) {
+  const state = `${mib(l.state_bytes)} MiB state`;
+  if (l.error) return `${state}: FAILED — ${l.error}`;
+  const ck = `${state} in Chromium (${l.row}): checkpoint ${(l.checkpoint_ms / 1000).toFixed(1)} s `
+    + `(serialize ${(l.timings.serialize_ms / 1000).toFixed(1)} s, store ${(l.timings.store_ms / 1000).toFixed(1)} s), `
+    + `peak extra memory +${mib(l.memory.peak_extra)} MiB (largest group ${mib(l.largest_group)} MiB), core memory after ${mib(l.memory.core_after)} MiB`
+    + (l.checkpoint_warnings?.length ? ` (warning: ${l.checkpoint_warnings.join('; ')})` : '');
+  if (l.restore_error) return `${ck}; restore FAILED: ${l.restore_error}`;
+  const ratio = l.restore_extra_above_state / l.restore_bound;
+  return `${ck}; restore into a fresh kernel ${(l.restore_ms / 1000).toFixed(1)} s${l.streamed ? ' (streamed)' : ''}, `
+    + `peak +${mib(l.restore_peak_extra)} MiB: ${mib(l.restore_extra_above_state)} MiB above the restored state, `
+    + `${ratio.toFixed(2)}× (largest record + 64 MiB = ${mib(l.restore_bound)} MiB)${mark(ratio, 1)}`;
 }

@@ -150,6 +150,11 @@ self.bench = {
 
   forget: ({ name }) => call(B.forget, name),
 
+  // EL_BENCH_STREAM_FROM=N: restores from N bytes read record by record (A/B of _streamed)
+  streamFrom({ bytes }) {
+    py.pyimport('elastic_lite._streamed').STREAM_FROM = Number(bytes);
+  },
+
   memory: () => ({ wasmHeap: wasmHeap(), core: B.core_memory() }),
 
   async runNotebook({ cells }) {

@@ -193,7 +193,7 @@ async def checkpoint(name):
     sizes = [v["bytes"] for v in rep["variables"] if v["bytes"] is not None]
     return {"size": rep["size"], "groups": len(sizes), "largest_group": max(sizes, default=0),
             "dill_groups": sum(v["serializer"] == "dill" for v in rep["variables"]),
-            "timings": rep["timings"]}
+            "timings": rep["timings"], "warnings": rep["warnings"]}
 
 
 async def restore(name):
@@ -205,7 +205,7 @@ async def restore(name):
         raise RuntimeError(f"restore {name}: {len(rep['restored'])} of {len(_State.names)} "
                            f"variables back; {'; '.join(said) or 'no problem reported'}")
     _State.kept = ns
-    return {"size": rep["size"], "timings": rep["timings"]}
+    return {"size": rep["size"], "timings": rep["timings"], "streamed": rep.get("streamed")}
 
 
 async def forget(name):

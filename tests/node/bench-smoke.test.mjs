@@ -54,6 +54,7 @@ test('npm run bench runs every part (EL_BENCH_QUICK=1) and writes its JSON and i
     assert.equal(l.error, undefined, `large state ${l.row}: ${l.error}`);
     assert.equal(l.restore_error, undefined, `large state ${l.row} restore: ${l.restore_error}`);
     assert.ok(positive(l.checkpoint_ms) && positive(l.restore_ms), l.row);
+    assert.equal(l.streamed, true, 'the large state was not restored through the stream');
   }
   assert.ok(positive(result.compute.rerun_ms) && positive(result.compute.restore_ms));
   assert.equal(result.history.error, undefined, `history: ${result.history.error}`);
