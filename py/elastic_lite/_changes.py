@@ -417,7 +417,8 @@ def _names_of(code):
                 top = str(arg).split(".")[0]
                 if top not in SAFE_MODULES:
                     return names, f"the code imports {arg}"
-        todo.extend(k for k in c.co_consts if hasattr(k, "co_code"))
+        todo.extend(k for k in c.co_consts
+                    if hasattr(k, "co_code") and k.co_name != _HOST_WRAPPER)
     return names, None
 
 

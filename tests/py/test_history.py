@@ -300,3 +300,24 @@ def test_big_buffers_are_compared_with_copies_within_the_budget():
         assert ns["a"][-1] == 5 and ns["c"][0] == 7 and ns["b"] == bytearray(2 << 20)
     finally:
         SESSION.shadow_budget = old
+
+
+def test_what_the_fast_path_reads_from_code():
+    """_changes reads the names code may change from its bytecode (any Python: the analysis
+    itself needs no sys.monitoring); the extension's command wrapper changes nothing."""
+    def analyse(src):
+        _changes._State.analysed.clear()
+        return _changes._analyse(compile(src, "<cell>", "exec"))
+    _, names, why, _ = analyse("a = b + 1\ndef f():\n    c.append(d)\n")
+    assert why is None and {"a", "b", "f", "c", "d"} <= names
+    for src, word in (("globals()['x'] = 1", "globals"), ("x.__class__.y = 1", "__class__"),
+                      ("import os", "os"), ("y = _", "_"), ("getattr(x, 'y').z = 1", "getattr")):
+        assert word in analyse(src)[2], src
+    assert analyse("import math\nz = math.sqrt(2)")[2] is None
+    wrapper = ("async def _elastic_lite_cmd():\n    import sys as _sys\n"
+               "    import elastic_lite.host\n    return _sys.platform\n"
+               "await _elastic_lite_cmd()\n")
+    code = compile(wrapper, "<host>", "exec", flags=0x2000)  # PyCF_ALLOW_TOP_LEVEL_AWAIT
+    _changes._State.analysed.clear()
+    _, names, why, _ = _changes._analyse(code)
+    assert why is None and names == {"_elastic_lite_cmd"}
