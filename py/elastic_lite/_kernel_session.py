@@ -602,7 +602,9 @@ class KernelSession:
         got = _streamed.Streamed(store, entry)
         try:
             await got.inspect()
-        except _streamed.Unread:
+        except _streamed.Unread as exc:
+            if got.size > _streamed.WHOLE_LIMIT:  # (Pyodide: 2 GiB and more)
+                raise _streamed.unreadable(name, got.size, exc) from None
             return entry
         return {"bytes": got, "meta": got.meta, "signature": got.signature, "mismatched": []}
 

@@ -35,6 +35,7 @@ STREAM_FROM = 64 * 1024 * 1024  # a checkpoint from this size restores through t
 HEAP_LIMIT = (4 << 30) if sys.platform == "emscripten" else None
 KERNEL_HEAP = 256 * 1024 * 1024  # what a fresh kernel holds before the state comes back
 RESTORE_MARGIN = 64 * 1024 * 1024  # the bound of a streamed restore above its largest record
+WHOLE_LIMIT = sys.maxsize  # the largest checkpoint that can be read whole (one Python buffer)
 
 _RECORD = struct.Struct("<4sIBBHIQQ")  # magic, K, kind, serializer, flags, M, S, B
 _TABLE_ENTRY = struct.Struct("<QQ")  # buffer offset (from the record), length
@@ -61,6 +62,16 @@ def restore_room(size, largest, limit=None):
 class Unread(Exception):
     """The streamed read could not give every record as stored (damaged, missing, or the
     store failed): read the checkpoint the whole way instead, which reports it."""
+
+
+def unreadable(name, size, why):
+    """The StoreError of a checkpoint the stream could not read (`why`) and that is too large
+    to be read whole here (`size` > WHOLE_LIMIT: Pyodide's buffers end below 2 GiB), which
+    would have named the damaged variables."""
+    return _store.StoreError(
+        f"checkpoint {name!r} could not be read: {why}. At {human_size(size)} it is too large "
+        "to be read whole here to name the variables concerned; nothing of it was restored. "
+        "Restore another checkpoint, or check this one with `elastic-lite verify`", "damaged")
 
 
 def streams(store, size):

@@ -75,6 +75,19 @@ def test_a_damaged_record_is_read_whole_and_named(store):
     assert [sorted(p["names"]) for p in rep["problems"]] == [["again", "blob"]]
 
 
+def test_a_damaged_checkpoint_too_large_to_read_whole_fails_clearly(store, monkeypatch):
+    ns = _state()
+    asyncio.run(SESSION.checkpoint("big", namespace=ns, names=NAMES))
+    key = max(asyncio.run(store.get_entry("big"))["records"], key=lambda r: r["length"])["key"]
+    store._records[key][0] = store._records[key][0][:-1] + b"?"
+    monkeypatch.setattr(_streamed, "WHOLE_LIMIT", 1 << 20)  # as Pyodide at 2 GiB
+    rep = asyncio.run(SESSION.restore("big", namespace={"__name__": "__main__"}))
+    assert (rep["ok"], rep["restored"]) == (False, [])
+    [p] = rep["problems"]
+    assert p["message"].startswith("checkpoint 'big' could not be read: record ")
+    assert "too large to be read whole here" in p["message"]
+
+
 def test_a_small_checkpoint_is_read_whole(store):
     assert asyncio.run(SESSION.checkpoint("small", namespace={"x": 1}, names=["x"]))["ok"]
     rep = asyncio.run(SESSION.restore("small", namespace={}))
