@@ -129,6 +129,9 @@ export async function installElasticLite(pyodide, { wheelsDir, wheelsUrl, store,
  */
 export async function createPyodide({ wheelsDir, wheelsUrl, store, ...loadOptions } = {}) {
   const { loadPyodide } = await nodeImport('pyodide');
+  // The test runs start every interpreter from one memory snapshot of a fresh one (scripts/test.sh)
+  const snapshot = process.env.ELASTIC_LITE_PYODIDE_SNAPSHOT;
+  if (snapshot) loadOptions._loadSnapshot = (await nodeImport('node:fs')).readFileSync(snapshot);
   const pyodide = await loadPyodide(loadOptions);
   await installElasticLite(pyodide, { wheelsDir, wheelsUrl, store });
   return pyodide;

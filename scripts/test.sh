@@ -49,6 +49,17 @@ suite() {
 # it fails here, naming the chain of imports.
 suite "layering (import-linter)" env PYTHONPATH=py .venv/bin/lint-imports --no-cache --no-logo
 suite "C core (ctest, ASan+UBSan)" ctest --test-dir build/native-asan --output-on-failure
+# Every Pyodide the Node tests start in Node, and the CLI they run, is restored from one memory
+# snapshot of a freshly started interpreter (js/pyodide-glue.mjs, ELASTIC_LITE_PYODIDE_SNAPSHOT):
+# the same fresh interpreter for about a tenth of the CPU its start costs (4-5 s each, hundreds
+# of starts). Made anew each run; without it (Pyodide's experimental snapshot API failed) they
+# start the plain way. The package tests start Pyodide the plain way, as an installed package does.
+PYODIDE_SNAPSHOT="$ROOT/build/pyodide-node.snap"
+if node tests/node/helpers/pyodide-snapshot.mjs "$PYODIDE_SNAPSHOT"; then
+  export ELASTIC_LITE_PYODIDE_SNAPSHOT="$PYODIDE_SNAPSHOT"
+else
+  echo "[test] no Pyodide memory snapshot: every interpreter starts the plain way" >&2
+fi
 shopt -s nullglob
 node_tests=(tests/node/*.test.mjs)
 [ ${#node_tests[@]} -gt 0 ] && suite "node --test" node --test --test-concurrency=2 "${node_tests[@]}"
@@ -57,7 +68,7 @@ py_tests=(tests/py/test_*.py)
 browser_tests=(tests/browser/*.test.mjs)
 [ ${#browser_tests[@]} -gt 0 ] && suite "browser (Chromium)" node --test --test-concurrency=1 "${browser_tests[@]}"
 pack_tests=(tests/pack/*.test.mjs)
-[ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" node --test --test-concurrency=1 "${pack_tests[@]}"
+[ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" env -u ELASTIC_LITE_PYODIDE_SNAPSHOT node --test --test-concurrency=1 "${pack_tests[@]}"
 
 suite "no temporary files left behind" tmp_left_empty
 

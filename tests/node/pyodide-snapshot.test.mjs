@@ -1,0 +1,56 @@
+// `npm test` starts the Node tests' interpreters (and the CLI's) from a memory snapshot of a
+// fresh Pyodide (scripts/test.sh sets ELASTIC_LITE_PYODIDE_SNAPSHOT; js/pyodide-glue.mjs
+// createPyodide loads it). Checked here: createPyodide really starts from the file it names, the
+// interpreter it gives is fresh with elastic_lite installed, and a checkpoint taken in one
+// started from a snapshot restores in one started the plain way.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tempDirSync } from '../helpers/tempdir.mjs';
+import { freshPyodide, py, pyBytes, pyJson } from './helpers/pyodide.mjs';
+
+const HELPER = fileURLToPath(new URL('./helpers/pyodide-snapshot.mjs', import.meta.url));
+const VAR = 'ELASTIC_LITE_PYODIDE_SNAPSHOT';
+
+test('an interpreter started from ELASTIC_LITE_PYODIDE_SNAPSHOT is that snapshot, fresh, and its checkpoints restore in a plain one', async () => {
+  const dir = tempDirSync('el-pyodide-snapshot-');
+  const saved = process.env[VAR];
+  try {
+    // a snapshot carrying a mark, to see which file an interpreter came from
+    const marked = path.join(dir, 'marked.snap');
+    const { loadPyodide } = await import('pyodide');
+    const maker = await loadPyodide({ _makeSnapshot: true });
+    maker.runPython('import sys; sys.el_snapshot_mark = "marked"');
+    writeFileSync(marked, maker.makeMemorySnapshot());
+    process.env[VAR] = marked;
+    const M = await freshPyodide();
+    assert.equal(await py(M, 'import sys; sys.el_snapshot_mark'), 'marked', 'createPyodide started from the snapshot named');
+
+    // the snapshot scripts/test.sh makes: a fresh interpreter, elastic_lite installed
+    const plainSnap = path.join(dir, 'fresh.snap');
+    const made = spawnSync(process.execPath, [HELPER, plainSnap], { encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    process.env[VAR] = plainSnap;
+    const A = await freshPyodide();
+    assert.equal(await py(A, '__import__("sys").__dict__.get("el_snapshot_mark")'), undefined);
+    delete process.env[VAR];
+    const B = await freshPyodide();
+    // as fresh as an interpreter started the plain way: the same names in __main__, the same
+    // modules imported
+    const fresh = (P) => py(P, '__import__("json").dumps([sorted(globals()), sorted(__import__("sys").modules)])');
+    assert.deepEqual(JSON.parse(await fresh(A)), JSON.parse(await fresh(B)));
+
+    await py(A, 'primes = [2, 3, 5, 7]\nclass Box:\n    def __init__(self, v): self.v = v\nbox = Box(primes)');
+    const data = await pyBytes(A, 'import elastic_lite as _el\n_el.snapshot().data');
+    B.globals.set('_data', data);
+    const rep = await pyJson(B, '__import__("elastic_lite").load_snapshot(_data.to_py(), trust=True).to_dict()');
+    assert.deepEqual(rep.failed, []);
+    assert.deepEqual(await pyJson(B, '[primes, box.v is primes, type(box).__name__]'), [[2, 3, 5, 7], true, 'Box']);
+  } finally {
+    if (saved === undefined) delete process.env[VAR];
+    else process.env[VAR] = saved;
+  }
+});
