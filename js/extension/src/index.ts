@@ -90,6 +90,8 @@ function loadSettings(
 ): ILiveSettings {
   let stored: ISettingRegistry.ISettings | null = null;
   let loading: Promise<unknown> = Promise.resolve();
+  // changes not yet saved by the registry: a `changed` of an older save must not undo them
+  const pending = new Map<keyof ISettings, boolean | number>();
   const settings: ILiveSettings = {
     autoCheckpoint: true,
     autoCheckpointDelayMs: 500,
@@ -100,11 +102,19 @@ function loadSettings(
     replay: true,
     publisherKeys: [],
     async set(key, value) {
-      await loading; // a change made while the registry loads must not be overwritten by it
-      if (stored) {
-        await stored.set(key, value); // persisted; `changed` updates the fields
-      } else {
-        Object.assign(settings, { [key]: value });
+      // In force at once: a cell run right after the toggle follows it, without waiting for
+      // the registry to save it (which can take seconds on a busy page).
+      Object.assign(settings, { [key]: value });
+      pending.set(key, value);
+      try {
+        await loading; // a change made while the registry loads must not be overwritten by it
+        if (stored) {
+          await stored.set(key, value); // persisted; `changed` updates the fields
+        }
+      } finally {
+        if (pending.get(key) === value) {
+          pending.delete(key);
+        }
       }
     }
   };
@@ -112,7 +122,7 @@ function loadSettings(
     s => {
       stored = s;
       const read = () => {
-        Object.assign(settings, s.composite as unknown as Partial<ISettings>);
+        Object.assign(settings, s.composite as unknown as Partial<ISettings>, Object.fromEntries(pending));
         app.commands.notifyCommandChanged(CommandIDs.toggleAuto);
         void controller.setRetention(retentionOf(settings));
         app.commands.notifyCommandChanged(CommandIDs.toggleReplay);
