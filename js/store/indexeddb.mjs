@@ -1444,9 +1444,11 @@ export class IndexedDBStore {
     const out = await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
       const rows = await Promise.all(list.map((k) => req(tx.objectStore(RECORDS).get(k))));
       const missing = list.filter((k, i) => !rows[i]);
-      if (missing.length) throw storeError('missing-record', `${missing.length} record(s) are not in the store: ${missing.slice(0, 2).join(', ')}.`, { keys: missing });
+      if (missing.length) throw recordsGone(missing);
       return Promise.all(rows.map(async (row) => {
         const chunks = await readRecordChunkList(tx, row);
+        // a chunk gone (evicted, cleared) in the words of readRecords(), not as damage
+        if (typeof chunks === 'string' && await recordGone(tx, row.key)) throw recordsGone([row.key], { chunksGone: true });
         if (typeof chunks === 'string') throw storeError('corrupted', `Record ${row.key} in IndexedDB database "${this.dbName}" is damaged: ${chunks}.`);
         return chunks;
       }));

@@ -399,6 +399,10 @@ test('lost checkpoints: records removed behind the store\'s back are named in li
   const chunkErr = await store.readRecords([big.key]).then(() => null, (e) => e);
   assert.equal(chunkErr?.code, 'missing-record', String(chunkErr));
   assert.match(chunkErr.message, /removed by the browser or cleared/);
+  // the streamed restore's read (chunks as stored) says the same, not "damaged"
+  const streamErr = await store.readRecordChunks([big.key]).then(() => null, (e) => e);
+  assert.equal(streamErr?.code, 'missing-record', String(streamErr));
+  assert.match(streamErr.message, /removed by the browser or cleared/);
   // the whole "records" object store emptied (as clearing it from the developer tools does)
   await tamper(['records'], (records) => records.clear());
   listed = await store.list();
@@ -407,6 +411,9 @@ test('lost checkpoints: records removed behind the store\'s back are named in li
   const readErr = await store.readRecords([entryA.records[0].key]).then(() => null, (e) => e);
   assert.equal(readErr.code, 'missing-record');
   assert.match(readErr.message, /removed by the browser or cleared/);
+  const streamRowErr = await store.readRecordChunks([entryA.records[0].key]).then(() => null, (e) => e);
+  assert.equal(streamRowErr?.code, 'missing-record');
+  assert.match(streamRowErr.message, /removed by the browser or cleared/);
   // its list of records itself gone
   await tamper(['bodies'], (bodies) => bodies.delete('b'));
   assert.deepEqual((await store.list({ notebook: 'n' })).find((e) => e.name === 'b').lost, { missing: null, records: null });
