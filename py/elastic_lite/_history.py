@@ -346,12 +346,14 @@ def forget(namespace=None):
 
 # ---- the timeline: automatic checkpoints after cells, and points of it ----
 
-def point_name(notebook, count=None, time_ms=None):
-    """The name of an automatic checkpoint: `<notebook> [<count>] <UTC time, ms>`."""
+def point_name(notebook, count=None, time_ms=None, auto=True):
+    """The name of an automatic checkpoint: `<notebook> [<count>] <UTC time, ms>`; of one taken
+    for a notebook without a name (`auto=False`): `<notebook> <UTC time, ms>`."""
     ms = int(time.time() * 1000) if time_ms is None else int(time_ms)
     when = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
     stamp = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-    return f"{notebook or 'untitled'} [{'?' if count is None else count}] {stamp}"
+    count = f" [{'?' if count is None else count}]" if auto else ""
+    return f"{notebook or 'untitled'}{count} {stamp}"
 
 
 def cell_of(meta):

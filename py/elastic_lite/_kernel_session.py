@@ -94,10 +94,14 @@ def store_failure(report, exc, names=()):
     return fail(report, "failed", str(exc), names=names, code=code)
 
 
+def quoted(name):
+    """A name in a message, quoted as JSON (JSON.stringify's quoting, as the JS hosts quote)."""
+    return _signing._js_string(name)
+
+
 def not_found(name):
-    """The words for a name the store does not hold, the name quoted as JSON (as JS hosts
-    quote it: the CLI says the same without Python)."""
-    return f"no checkpoint named {_signing._js_string(name)}"
+    """The words for a name the store does not hold (the CLI says the same without Python)."""
+    return f"no checkpoint named {quoted(name)}"
 
 
 def bad_name(report, name):
@@ -314,9 +318,11 @@ class KernelSession:
     async def checkpoint(self, name=None, *, namespace=None, names=None, notebook=None,
                          progress=None, replay=True, recompute_large=False, cell=None,
                          auto=False, incremental=True):
-        """Snapshot the namespace into the store as `name` (default "checkpoint"; an automatic
-        point `auto` without a name: `<notebook> [<count>] <time>`). progress(event): {"phase":
-        "serialize", "done", "total", "names"} before each group, then {"phase": "store"}.
+        """Snapshot the namespace into the store as `name`. Without a name the kernel names it:
+        `<notebook> <UTC time>` when it is tied to a notebook (its label: the path), an
+        automatic point `<notebook> [<count>] <time>`, else "checkpoint". progress(event):
+        {"phase": "serialize", "done", "total", "names"} before each group, then {"phase":
+        "store"}.
         With a recorded session, the history goes along and what cannot (or should not) be
         pickled is planned for replay on restore (`replay=False`: planned for nothing);
         `recompute_large` (True, or the cost model's options) also leaves out variables that are
@@ -329,9 +335,10 @@ class KernelSession:
         store are not written again (`reuse` in the report; `incremental=False`: all are)."""
         t0 = time.perf_counter()
         notebook = self.notebook if notebook is None else notebook
-        if auto and name is None:
+        if name is None and (auto or notebook is not None):  # named after the notebook's label
             cell_ = cell or {}
-            name = _history.point_name(notebook, cell_.get("executionCount"), cell_.get("timeMs"))
+            name = _history.point_name(self.label_of(notebook), cell_.get("executionCount"),
+                                       cell_.get("timeMs") if auto else None, auto=auto)
         name = name or DEFAULT_NAME
         report = new_report("checkpoint", name=name, notebook=notebook, size=0, variables=[],
                             skipped=[], modules=[], walk=None, replay=None, reuse=None, off=False)

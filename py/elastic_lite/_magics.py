@@ -21,7 +21,7 @@ import asyncio
 import datetime
 
 from . import host
-from ._kernel_session import SESSION
+from ._kernel_session import SESSION, _of
 from ._report import _table, checkpoint_text, foreign_text, human_size, restore_text, shown_text
 from ._storage_status import lost_text, storage_line
 from ._store import MemoryStore
@@ -122,7 +122,7 @@ def checkpoints_magic(shell, line):
         if _failed(report):
             return
         entries = report["checkpoints"]
-        of = f" of {SESSION.label_of(notebook)}" if notebook is not None else ""
+        of = _of(notebook)
         if not entries:
             print(f"no checkpoints{of} yet (take one with %checkpoint [name])")
             _storage(report)

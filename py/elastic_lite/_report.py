@@ -88,7 +88,7 @@ def core_damage(err, names=(), record=None, offset=None):
                    code=err.get("code"), offset=offset)
 
 
-def record_problem(rec, trust=False, judgement=None):
+def record_problem(rec, judgement=None):
     """Why the inspected record `rec` (an entry of the core's report, validated) must not be
     unpickled: a `damaged` or `refused` problem, or None when it may be. `judgement`: the
     `_trust.Judgement` of its container (its mode decides; default: the deny-list)."""
@@ -97,8 +97,6 @@ def record_problem(rec, trust=False, judgement=None):
     if not rec.get("ok"):
         err = rec.get("error") or {}
         return core_damage(err, names, idx, err.get("offset", rec.get("offset")))
-    if trust:
-        return None
     if judgement is None:
         judgement = _trust.Judgement({"records": [rec]})
     hits = judgement.refused(rec)
@@ -109,11 +107,10 @@ def record_problem(rec, trust=False, judgement=None):
     return None
 
 
-def inspection_problems(info, trust=False, judgement=None):
+def inspection_problems(info, judgement=None):
     """Every problem an inspection report shows, in file order: each record's (damaged or
     refused) and the container's own error (index, footer, header) when no record names it."""
-    found = [p for p in (record_problem(r, trust, judgement) for r in info.get("records") or [])
-             if p]
+    found = [p for p in (record_problem(r, judgement) for r in info.get("records") or []) if p]
     err = info.get("error")
     if err and not any(p["kind"] == "damaged" for p in found):
         found.append(core_damage(err, record=err.get("record"), offset=err.get("offset")))

@@ -41,7 +41,7 @@ import traceback
 from . import _jsbytes, _session, _store
 from ._capture import default_namespace
 from ._kernel_session import (SESSION, EMPTY, bad_name, fail, inspection, is_manifest, new_report,
-                              store_failure)
+                              quoted, store_failure)
 from ._report import checkpoint_meta, describe_error, inspection_problems, problem
 
 # run_cell observers: objects with optional `before(source, raw=None)` and `after(ok,
@@ -119,7 +119,7 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
                 name, i = f"{base} ({i})", i + 1
             report["name"] = name
         elif name in taken and not replace:
-            return fail(report, "failed", f"a checkpoint named {name!r} already exists; "
+            return fail(report, "failed", f"a checkpoint named {quoted(name)} already exists; "
                          "choose another name or replace it", code="exists")
         meta = checkpoint_meta(names, [], len(data), notebook=notebook,
                                imported=source or True, keep=True,

@@ -205,6 +205,7 @@ def test_import_policy_whole_damaged_code_running_and_names():
     # the same name again: refused, or a free name, or replaced
     again = run(host.import_checkpoint(good, "mine"))
     assert not again["ok"] and again["problems"][0]["code"] == "exists"
+    assert again["problems"][0]["message"].startswith('a checkpoint named "mine" already exists')
     assert run(host.import_checkpoint(good, "mine", unique=True))["name"] == "mine (2)"
     assert run(host.import_checkpoint(good, "mine", replace=True))["stored"]
     # partly damaged: refused, nothing stored

@@ -161,17 +161,36 @@ def test_an_edited_record_of_recorded_cells_is_never_replayed(store):
 
 def test_list_gives_labels_the_restore_choice_and_the_default_name(store):
     ns = {"__name__": "__main__", "v": 1}
-    run(el.checkpoint(namespace=ns, notebook="l.ipynb"))
+    mine = run(el.checkpoint(namespace=ns, notebook="l.ipynb")).name
     run(host.checkpoint(namespace=ns, notebook="l.ipynb", auto=True,
                         cell={"executionCount": 4, "firstLine": "v = 1", "timeMs": 1}))
     report = run(el.list_checkpoints("l.ipynb", namespace=ns))
     assert report == run(host.list("l.ipynb", namespace=ns)) | {"timings": report["timings"]}
     assert report["default_name"] == "checkpoint"
     labels = {e["name"]: e["label"] for e in report["checkpoints"]}
-    assert labels["checkpoint"] == "" and sorted(labels.values()) == ["", "[4] v = 1"]
+    assert labels[mine] == "" and sorted(labels.values()) == ["", "[4] v = 1"]
     # this kernel's own automatic point is never what a restore without a name brings back
-    assert report["restore_choice"] == "checkpoint"
-    assert run(host.list("l.ipynb", namespace=fresh()))["restore_choice"] != "checkpoint"
+    assert report["restore_choice"] == mine
+    assert run(host.list("l.ipynb", namespace=fresh()))["restore_choice"] != mine
+
+
+def test_the_kernel_names_every_checkpoint_taken_without_a_name(store):
+    """Hosts pass no name (the toolbar, %checkpoint, the demo): tied to a notebook, the kernel
+    calls it `<path> <UTC time>` (the path: set_notebook's label of the notebook's id), an
+    automatic point `<path> [<count>] <time>`; tied to none, host.list's default_name."""
+    ns = {"__name__": "__main__", "v": 1}
+    stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
+    el.set_notebook("id-42", label="work/l.ipynb")
+    by_host = run(host.checkpoint(namespace=ns))
+    assert by_host["ok"] and re.fullmatch(f"work/l\\.ipynb {stamp}", by_host["name"]), by_host
+    assert run(host.checkpoint(namespace=ns, notebook="other.ipynb"))["name"].startswith(
+        "other.ipynb 20")
+    auto = run(host.checkpoint(namespace=ns, auto=True, cell={"executionCount": 3, "timeMs": 0}))
+    assert auto["name"] == "work/l.ipynb [3] 1970-01-01T00:00:00.000Z"
+    listed = run(host.list(namespace=ns))["checkpoints"]
+    assert by_host["name"] in [e["name"] for e in listed]  # what the hosts show: the kernel's
+    el.set_notebook(None)
+    assert run(host.checkpoint(namespace=ns))["name"] == "checkpoint"
 
 
 def test_one_registry_of_namespaces_forgets_the_oldest_and_trackers_stay_few(store):
