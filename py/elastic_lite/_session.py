@@ -36,6 +36,7 @@ not kept; past `max_code` characters in total the oldest cells lose their code, 
 """
 
 import builtins
+import dis
 import io
 import itertools
 import operator
@@ -78,6 +79,45 @@ def is_stateful(value):
     if getattr(t, "__module__", None) in _STATEFUL_MODULES:
         return True
     return isinstance(value, io.IOBase)
+
+
+_DEREF_STORES = frozenset({"STORE_DEREF", "DELETE_DEREF"})
+_UNCHANGING = (types.BuiltinFunctionType, type, types.ModuleType)
+
+
+def _stores_free_variable(code):
+    """Whether the code (or code nested in it) rebinds a variable of an enclosing function
+    (`nonlocal total; total += k`)."""
+    free = set(code.co_freevars)
+    for ins in dis.get_instructions(code):
+        if ins.opname in _DEREF_STORES and ins.argval in free:
+            return True
+    return any(_stores_free_variable(c) for c in code.co_consts if isinstance(c, types.CodeType))
+
+
+def closure_changes(value, depth=0):
+    """True if calling the function may change state only its closure holds: it rebinds a
+    variable it closes over, or closes over an object that can change in place (a list, a
+    dict, an instance). A closure over functions, classes, modules and immutable values (a
+    decorator's wrapper, `lambda x: x * k`) changes nothing by being called."""
+    if type(value) is not types.FunctionType or not value.__closure__:
+        return False
+    if _stores_free_variable(value.__code__):
+        return True
+    for cell in value.__closure__:
+        try:
+            held = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            continue
+        if type(held) is types.FunctionType:
+            if depth < 4 and closure_changes(held, depth + 1):
+                return True
+        elif type(held) is tuple:
+            if any(type(x) not in _IMMUTABLE for x in held):
+                return True
+        elif type(held) not in _IMMUTABLE and not isinstance(held, _UNCHANGING):
+            return True
+    return False
 
 
 def _tracked(name):
@@ -567,6 +607,11 @@ class Recorder:
             if cname in self.functions and ns.get(cname) is cls:
                 called.append(cname)
         info = self._expand(called, ns)
+        # A closure that keeps state (a counter, an accumulator) is changed by being called,
+        # though no name in the cell says so: a replay must call one recreated by the replay.
+        for name in called:
+            if closure_changes(ns.get(name)):
+                writes.setdefault(name)
         reads.update(info.reads)
         writes.update(info.writes)
         writes.update(info.mutates)

@@ -350,3 +350,37 @@ def test_the_public_api_checkpoint_and_restore_replay_too(nb):
     ns = fresh()
     rep = run(el.restore("public-copy", namespace=ns, trust=True))
     assert next(ns["gen"]) == 3
+
+
+def test_a_replayed_cell_calling_a_closure_does_not_advance_the_restored_closure(nb):
+    # counter() changes state only its closure holds: no global is rebound or mutated in the
+    # cell's text. Replaying cell 2 (to advance `gen`) must call a counter recreated by the
+    # replay, not the restored one, or the restored counter comes back one step ahead.
+    nb.cell("def make_counter(start):\n    n = [start]\n    def inc():\n        n[0] += 1\n"
+            "        return n[0]\n    return inc\n"
+            "def make_total():\n    total = 0\n    def add(k):\n        nonlocal total\n"
+            "        total += k\n        return total\n    return add\n"
+            "counter = make_counter(10); add = make_total()\ngen = (i * i for i in range(9))")
+    nb.cell("first = (counter(), add(5), next(gen))")
+    rep = run(host.checkpoint("clo", namespace=nb.ns))
+    assert rep["ok"], rep["problems"]
+    ns, back = restored("clo")
+    assert back["ok"], back["problems"]
+    assert ns["first"] == (11, 5, 0)
+    assert (ns["counter"](), ns["add"](1), next(ns["gen"])) == (12, 6, 1)
+
+
+def test_calling_a_closure_over_nothing_that_changes_is_not_a_change(nb):
+    # A decorator's wrapper closes over the function it wraps (and constants): calling it
+    # changes nothing, so the restored wrapper is read as it is, and no earlier cell reruns.
+    nb.cell("def logged(fn):\n    def wrapper(*a):\n        return fn(*a)\n    return wrapper\n"
+            "@logged\ndef sq(x):\n    return x * x\n"
+            "scale = (lambda k: (lambda x: x * k))(3)")
+    nb.cell("gen = iter(range(5))\nvals = [sq(2), scale(2), next(gen)]")
+    rep = run(host.checkpoint("deco", namespace=nb.ns))
+    assert rep["ok"], rep["problems"]
+    ns, back = restored("deco")
+    assert back["ok"], back["problems"]
+    assert ns["vals"] == [4, 6, 0] and next(ns["gen"]) == 1
+    ran = [c["count"] for c in back["replay"]["cells"] if c["ran"]]
+    assert ran == [2], ran
