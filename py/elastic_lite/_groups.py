@@ -196,37 +196,10 @@ class _TooMany(Exception):
     pass
 
 
-_compress, _chain, _repeat = itertools.compress, itertools.chain.from_iterable, itertools.repeat
+_compress, _repeat = itertools.compress, itertools.repeat
 _not = operator.not_
-
-
-def _referents(objs, labs, out, run_labels, run_counts):
-    """Append gc.get_referents of `objs` to `out`, and the runs of their labels (a child
-    has its parent's label) to run_labels/run_counts. One C call per run of equal labels
-    (the frontier is grouped by variable), never one per object."""
-    n = len(objs)
-    if not n:
-        return
-    if labs[0] == labs[-1] and labs.count(labs[0]) == n:
-        cuts = [0, n]
-    else:
-        cuts = [0]
-        cuts.extend(_compress(range(1, n), map(operator.ne, itertools.islice(labs, 1, None),
-                                                 labs)))
-        cuts.append(n)
-    for a, b in zip(cuts, itertools.islice(cuts, 1, None)):
-        before = len(out)
-        out.extend(gc.get_referents(*objs[a:b]))
-        run_labels.append(labs[a])
-        run_counts.append(len(out) - before)
-
-
-def _labels(run_labels, run_counts, keep=None):
-    """Per-child labels from runs, for the children `keep` (0 = dropped) leaves."""
-    if keep is not None:
-        run_counts = [c - keep[a:a + c].count(0) for a, c in
-                      zip(itertools.accumulate(run_counts, initial=0), run_counts)]
-    return list(_chain(map(_repeat, run_labels, run_counts)))
+# What a special child (class, function, module...) is to the walk, decided once per object:
+_DROP, _DEF, _NODE = 0, 1, 2  # by reference (not state) / a notebook def (an edge) / walked
 
 
 class _Walk:
@@ -254,6 +227,7 @@ class _Walk:
         self.special = SPECIAL + ((self.ndarray,) if self.ndarray is not None else ())
         self._is_special = {}  # type -> bool (decided once per type)
         self.kinds = {}  # type -> 0 atomic (no edges), 1 plain (its referents), 2 special
+        self._decided = {}  # id(special object) -> (it, _DROP / _DEF / _NODE), once each
         self.deep = set()  # labels of variables reached more than DEEP_LEVELS levels down
 
     # -- one level ------------------------------------------------------------------------
@@ -293,61 +267,82 @@ class _Walk:
             return (obj.__self__,), None
         return (), None
 
-    def _expand(self, objs, labs):
-        """(children, their labels): the non-atomic, not-by-reference objects directly
-        referenced by `objs`, each labelled with its parent's variable.
-
-        C code end to end for the common path (dicts, lists, tuples, instances): one
-        gc.get_referents per run of same-variable objects, filtering via map/compress.
-        Python code runs once per distinct type and once per DISTINCT special object (a class
-        reached from 100,000 instances is decided once)."""
+    def _runs(self, objs, labs):
+        """(label, children) per run of same-variable plain objects (one gc.get_referents
+        each: the frontier is grouped by variable), then per special object; and the
+        (owners, their labels) of array memory, kept apart (they may be bytes, which the
+        atomic filter would drop)."""
         tys = list(map(type, objs))
         special = self._special_types(set(tys))
-        out, run_labels, run_counts, owners, owner_labs = [], [], [], [], []
+        owners, owner_labs, specials = [], [], ()
         if special:
             flags = list(map(special.__contains__, tys))
             plain_flags = list(map(_not, flags))
-            _referents(list(_compress(objs, plain_flags)), list(_compress(labs, plain_flags)),
-                       out, run_labels, run_counts)
-            for obj, label in zip(_compress(objs, flags), _compress(labs, flags)):
-                children, owner = self._special_children(obj)
-                out.extend(children)
-                run_labels.append(label)
-                run_counts.append(len(children))
-                if owner is not None:
-                    owners.append(owner)
-                    owner_labs.append(label)
-        else:
-            _referents(objs, labs, out, run_labels, run_counts)
-        # A set of the children's types first (a level of nothing but numbers ends here),
-        # then one pass classifies every child by its type (0 atomic, 1 plain, 2 special;
-        # decided once per type); labels are materialised only for what survives: most
-        # children of big data are atomic (numbers, strings) and are dropped first.
-        distinct = set(map(type, out))
-        if distinct <= ATOMIC:  # nothing but atomic values (lists of numbers...): no edges
-            return owners, owner_labs
-        kinds = self.kinds
-        for t in distinct.difference(kinds):
-            kinds[t] = 0 if t in ATOMIC else 2 if issubclass(t, self.special) else 1
-        if distinct.isdisjoint(ATOMIC) and 2 not in map(kinds.get, distinct):
-            codes = None  # all plain (a list of dicts, of instances): every child is kept
-        else:
-            codes = list(map(kinds.get, map(type, out)))
-        keep = codes if codes is not None and 0 in codes else None
-        if codes is not None and 2 in codes:  # classes, functions, modules by reference
-            codes = keep = codes if keep is not None else codes[:]
-            where = list(_compress(range(len(codes)), map((2).__eq__, codes)))
-            sp_ids = list(map(id, map(out.__getitem__, where)))
-            unique = dict(zip(sp_ids, map(out.__getitem__, where)))  # a class met 20,000
-            drop = {i for i, o in unique.items() if _by_reference(o, self.ns)}  # times: once
-            del unique
-            for k in _compress(where, map(drop.__contains__, sp_ids)):
-                keep[k] = 0
-        if keep is not None:
-            lab = _labels(run_labels, run_counts, keep)
-            out = list(_compress(out, keep))
-        else:
-            lab = _labels(run_labels, run_counts)
+            specials = zip(_compress(objs, flags), _compress(labs, flags))
+            objs, labs = list(_compress(objs, plain_flags)), list(_compress(labs, plain_flags))
+        runs = []
+        n = len(objs)
+        if n:
+            if labs[0] == labs[-1] and labs.count(labs[0]) == n:
+                cuts = [0, n]
+            else:
+                cuts = [0]
+                cuts.extend(_compress(range(1, n), map(
+                    operator.ne, itertools.islice(labs, 1, None), labs)))
+                cuts.append(n)
+            for a, b in zip(cuts, itertools.islice(cuts, 1, None)):
+                runs.append((labs[a], gc.get_referents(*objs[a:b])))
+        for obj, label in specials:
+            children, owner = self._special_children(obj)
+            runs.append((label, children))
+            if owner is not None:
+                owners.append(owner)
+                owner_labs.append(label)
+        return runs, owners, owner_labs
+
+    def _expand(self, objs, labs):
+        """(children, their labels): the non-atomic, not-by-reference objects directly
+        referenced by `objs`, each labelled with its parent's variable. References to
+        notebook defs become edges (variable -> def: referred to by name, not a union).
+
+        C code end to end for the common path (dicts, lists, tuples, instances), one run of
+        same-variable objects at a time: the set of a run's child types first, so a run of
+        nothing but atomic values (a list of numbers, of strings: most of the elements of
+        ordinary data) costs one C pass over its children and nothing else. Python code runs
+        once per run, once per distinct type and once per DISTINCT special object (a class
+        reached from 100,000 instances is decided once)."""
+        runs, owners, owner_labs = self._runs(objs, labs)
+        out, lab = [], []
+        kinds, decided = self.kinds, self._decided
+        for label, ch in runs:
+            distinct = set(map(type, ch))
+            if distinct <= ATOMIC:  # nothing but atomic values: no edges
+                continue
+            for t in distinct.difference(kinds):
+                kinds[t] = 0 if t in ATOMIC else 2 if issubclass(t, self.special) else 1
+            codes = list(map(kinds.get, distinct))
+            if 0 not in codes:
+                kept = ch  # all kept so far (a list of dicts, of instances)
+            else:
+                kept = list(_compress(ch, map(kinds.get, map(type, ch))))
+            if 2 in codes:  # classes, functions, modules: by reference, defs, or nodes
+                ids = list(map(id, kept))
+                is_sp = list(map((2).__eq__, map(kinds.get, map(type, kept))))
+                drop = set()
+                for oid, obj in dict(zip(_compress(ids, is_sp),
+                                         _compress(kept, is_sp))).items():  # once each
+                    how = decided.get(oid)
+                    if how is None:
+                        how = decided[oid] = (obj, _DROP if _by_reference(obj, self.ns) else
+                                              _DEF if oid in self.def_keys else _NODE)
+                    if how[1] == _DEF:
+                        self.edges.add((label, oid))
+                    if how[1] != _NODE:
+                        drop.add(oid)
+                if drop:
+                    kept = list(_compress(kept, map(_not, map(drop.__contains__, ids))))
+            out.extend(kept)
+            lab.extend(_repeat(label, len(kept)))
         if owners:
             out.extend(owners)
             lab.extend(owner_labs)
@@ -373,11 +368,6 @@ class _Walk:
         ids = list(map(id, out))
         self.indeg.update(ids)  # every edge into a multi-referenced object (closedness)
         keep = list(map(_not, map(self.stop.__contains__, ids)))
-        if self.def_keys:
-            is_def = list(map(self.def_keys.__contains__, ids))
-            if any(is_def):  # defs are referred to by name: an edge, not a union
-                self.edges.update(zip(_compress(lab, is_def), _compress(ids, is_def)))
-                keep = list(map(operator.and_, keep, map(_not, is_def)))
         if not all(keep):
             out, lab, ids = (list(_compress(x, keep)) for x in (out, lab, ids))
         # Every test below iterates over this level's ids only (never over `owner`, which

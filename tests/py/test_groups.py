@@ -141,3 +141,46 @@ def test_an_immutable_tuple_of_atomic_values_held_elsewhere_does_not_force_the_w
     held_by_a_code_object = [ns["K"].names]
     grouping = find_groups(capture(ns).variables, ns, {id(ns["K"]): "K"})
     assert grouping.unwalked == "big" and held_by_a_code_object
+
+
+def test_one_mutable_object_among_atomic_values_is_still_walked(nb):
+    # The walk skips a run of children that is nothing but atomic values (a list of numbers
+    # costs one pass over its elements' types). The boundary: one shared mutable object at
+    # the END of a long list of numbers, or a bytearray (mutable, untracked by the GC) among
+    # strings, or one deeper down among numbers, still unites.
+    ns = nb("shared = {'k': 1}\nbuf = bytearray(b'ab')\n"
+            "nums = [float(i) for i in range(5000)] + [shared]\n"
+            "same = {'x': 1.5, 'y': 'text', 'z': shared}\n"
+            "words = ['w%d' % i for i in range(3000)] + [buf]\n"
+            "holder = ({'deep': [2.0] * 100 + [buf]},)\n"
+            "alone = [float(i) for i in range(5000)]\n"
+            "del shared, buf")
+    assert groups_of(ns) == [["alone"], ["holder", "words"], ["nums", "same"]]
+
+
+def test_a_def_reached_from_many_variables_is_an_edge_of_each(nb):
+    # A class or function is decided once per snapshot (by reference, a def, or a node),
+    # but every variable reaching a def must still record it (restore needs the def first),
+    # and a notebook function that is NOT a top-level def is a node: shared, it unites.
+    ns = nb("""
+class C:
+    def __init__(self, i): self.i = i
+def f(): return 1
+a = [C(i) for i in range(100)]
+b = [C(i) for i in range(50)]
+c = {'fn': f}
+d = [f, 1.0]
+def make():
+    return lambda: 2
+fn = make()
+e = [fn]
+g = {'same': fn}
+del fn
+""")
+    variables = capture(ns).variables
+    defs = {id(v): k for k, v in variables.items() if is_notebook_def(v, ns)}
+    grouping = find_groups(variables, ns, defs)
+    assert sorted(map(sorted, grouping.groups)) == [
+        ["C"], ["a"], ["b"], ["c"], ["d"], ["e", "g"], ["f"], ["make"]]
+    assert grouping.refs["a"] == {"C"} and grouping.refs["b"] == {"C"}
+    assert grouping.refs["c"] == {"f"} and grouping.refs["d"] == {"f"}
