@@ -7,9 +7,11 @@ export interface IStorageStatus {
 export interface ILost {
   missing: number | null;
   records: number | null;
+  store?: 'folder';
 }
 export function storageStatus(storage?: unknown): Promise<IStorageStatus | null>;
 export function askPersistence(options?: { again?: boolean; storage?: unknown }): Promise<boolean | null>;
 export function sizeText(n: number): string;
 export function storageLine(status: IStorageStatus | null | undefined): string;
 export function lostText(lost: ILost | null | undefined): string;
+export function lostSummary(entries: { lost?: ILost | null }[] | null | undefined): string;

@@ -64,9 +64,28 @@ export function storageLine(status) {
   return line;
 }
 
-/** The mark of a listed checkpoint whose data is gone (`lost` as the store's list() gives it); '' when it is not. */
+/**
+ * The mark of a listed checkpoint whose data is gone (`lost` as the store's list() gives it:
+ * `store: 'folder'` when its record files are gone from a folder store); '' when it is not.
+ */
 export function lostText(lost) {
   if (!lost) return '';
   const how = lost.records ? ` (${lost.missing} of ${lost.records} records gone)` : '';
-  return `lost: its data was removed by the browser${how}`;
+  return `lost: its data was removed ${lost.store === 'folder' ? 'from the folder' : 'by the browser'}${how}`;
+}
+
+/**
+ * The sentence over the lost checkpoints among `entries` (each `lost` as list() gives it), or
+ * '' when none is: how many, what removed them, that they cannot be restored.
+ */
+export function lostSummary(entries) {
+  const lost = (entries ?? []).filter((e) => e && e.lost);
+  if (!lost.length) return '';
+  const folder = lost.filter((e) => e.lost.store === 'folder').length;
+  const why = [
+    ...(lost.length > folder ? ['removed by the browser (storage running low, days without a visit in Safari) or cleared'] : []),
+    ...(folder ? ['deleted from the folder (by hand, or by a sync or cleanup tool)'] : []),
+  ].join(', or ');
+  return `${lost.length} checkpoint${lost.length === 1 ? ' is' : 's are'} lost: ${lost.length === 1 ? 'its' : 'their'} data was ${why}. ` +
+    `${lost.length === 1 ? 'It cannot' : 'They cannot'} be restored; delete ${lost.length === 1 ? 'it' : 'them'}.`;
 }

@@ -367,11 +367,13 @@ export async function folderStoreFor(key, options) {
  * the folder"): records by key (those `to` holds already are not sent again), then the entry.
  * A checkpoint `from` vouches for (its signature valid there) is signed by `to` as its own;
  * any other stays foreign (unsigned). One whose records do not match their keys is not copied.
- * Returns {copied: [name], same: [name], damaged: [name]}.
+ * One listed lost (its data gone) is not copied either.
+ * Returns {copied: [name], same: [name], damaged: [name], lost: [name]}.
  */
 export async function copyCheckpoints(from, to) {
-  const out = { copied: [], same: [], damaged: [] };
-  for (const { name } of await from.list()) {
+  const out = { copied: [], same: [], damaged: [], lost: [] };
+  for (const { name, lost } of await from.list()) {
+    if (lost) { out.lost.push(name); continue; } // its data is gone: nothing to copy
     const entry = await from.getEntry(name);
     if (!entry) continue;
     const there = await to.getEntry(name).catch(() => null);

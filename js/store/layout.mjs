@@ -63,6 +63,7 @@ const LEGACY_SIDECAR = '.meta.json';
 const MAX_STEM = 200; // file names are limited to 255 bytes; leave room for suffixes
 const IO_IN_FLIGHT = 4;
 const UNPINNED = new Date(0);
+const MISSING = 'is missing';
 const utf8 = new TextEncoder();
 
 /** Percent-encodes a checkpoint name into a file-name stem (throws a clear Error if it can't). */
@@ -514,13 +515,16 @@ export class LayoutStore {
     let at = entry.head.byteLength;
     const jobs = entry.records.map((r) => { const job = [r, at]; at += r.length; return job; });
     await this._checkFolder('records');
+    const gone = new Set();
     await eachLimited(jobs, IO_IN_FLIGHT, async ([r, offset]) => {
       const problem = await this._readRecordInto(this._recordFile(r.key), r.length, out, offset);
-      if (problem) {
+      if (problem === MISSING) gone.add(r.key);
+      else if (problem) {
         throw storeError('corrupted', `Checkpoint "${name}" in ${this.dir} is corrupted: record ${r.key.slice(0, 12)}… ${problem}. ` +
           `Delete it (elastic-lite rm "${name}") and checkpoint again.`);
       }
     });
+    if (gone.size) throw this._lostError(name, { missing: gone.size, records: distinctKeys(entry.records).length });
     out.set(entry.tail, at);
     // Every record against its key, on the bytes read (see "Checking what is read" in indexeddb.mjs).
     const damaged = await checkRecordsRead(out, entry.head.byteLength, entry.records, (u8) => this._recordKeyOf(u8));
@@ -538,7 +542,7 @@ export class LayoutStore {
       if (err.code === 'unsafe') throw err;
       return `cannot be read (${err.message})`;
     }
-    if (!opened) return 'is missing';
+    if (!opened) return MISSING;
     try {
       if (opened.size !== length) return `holds ${opened.size} bytes instead of ${length}`;
       let got = 0;
@@ -551,6 +555,14 @@ export class LayoutStore {
     } finally {
       await opened.close();
     }
+  }
+
+  /** The 'lost' error of checkpoint `name` whose record files are gone (`loss`: {missing, records}). */
+  _lostError(name, loss) {
+    return storeError('lost', `Checkpoint "${name}" is lost: ${loss.missing} of its ${loss.records} records are no longer in ` +
+      `${this.dir}; they were deleted from it (by hand, or by a sync or cleanup tool). Only its entry was left. Delete it ` +
+      `(elastic-lite rm "${name}", or Delete in the checkpoints panel), and keep the folder whole: a record file is ` +
+      'shared by every checkpoint that holds the same bytes.', { loss: { ...loss, store: 'folder' } });
   }
 
   // Marks record `key` damaged (<key>.damaged, empty).
@@ -589,15 +601,24 @@ export class LayoutStore {
     return out;
   }
 
+  /**
+   * Newest first: {name, meta}; a checkpoint whose record files are gone from the folder
+   * (deleted by hand, by a sync or cleanup tool) carries `lost: {missing, records, store:
+   * 'folder'}` (as IndexedDB's list: presence only, one listing of records/, never bytes).
+   */
   async list({ notebook } = {}) {
     await this._opened();
     const out = [];
     const names = new Set();
+    const shown = [];
     for (const e of await this._entries()) {
       names.add(e.name);
-      const meta = { ...e.meta, size: e.size };
-      if (notebook == null || meta.notebook === notebook) out.push({ name: e.name, meta });
+      if (notebook == null || e.meta.notebook === notebook) shown.push(e);
     }
+    const losses = await this._losses(shown);
+    shown.forEach((e, i) => {
+      if (losses[i] !== undefined) out.push({ name: e.name, meta: { ...e.meta, size: e.size }, ...(losses[i] ? { lost: losses[i] } : {}) });
+    });
     for (const f of await this._readdir('')) {
       if (!f.endsWith(LEGACY_CONTAINER) || f.startsWith('.')) continue;
       const name = stemToName(f.slice(0, -LEGACY_CONTAINER.length));
@@ -606,6 +627,25 @@ export class LayoutStore {
       if (legacy && (notebook == null || legacy.meta.notebook === notebook)) out.push({ name, meta: legacy.meta });
     }
     return out.sort(byNewest);
+  }
+
+  // For each of `entries`: null (its records are there), {missing, records, store: 'folder'}
+  // (some are gone), or undefined (its entry was deleted meanwhile: not listed). A record
+  // counts as there when its file is in records/ (one listing). An entry is found lost only
+  // after reading its file again: a delete or the retention running between the listings
+  // removes the entry before freeing its records, and such an entry is gone, not lost.
+  async _losses(entries) {
+    if (!entries.length) return [];
+    const held = new Set(await this._readdir('records'));
+    return Promise.all(entries.map(async (e) => {
+      const keys = distinctKeys(e.records);
+      if (keys.every((k) => held.has(k))) return null;
+      const now = await this._readEntry(e.name).catch(() => e);
+      if (!now) return undefined;
+      const found = await Promise.all(distinctKeys(now.records).map(async (k) => held.has(k) || !!(await this._stat(this._recordFile(k)))?.file));
+      const missing = found.filter((f) => !f).length;
+      return missing ? { missing, records: found.length, store: 'folder' } : null;
+    }));
   }
 
   async delete(name) {

@@ -54,6 +54,7 @@ TMP_PREFIX = ".tmp-"
 SUBDIRS = ("entries", "records", "locks")
 MAX_STEM = 200
 CHUNK = 4 * 1024 * 1024
+_MISSING = "is missing"  # _read_record's word for a record file that is not there
 HOST = socket.gethostname()
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -920,7 +921,7 @@ class DirectoryStore:
         except OSError as exc:
             return f"cannot be read ({exc})"
         if opened is None:
-            return "is missing"
+            return _MISSING
         fd, st = opened
         try:
             if length is not None and st.st_size != length:
@@ -993,6 +994,14 @@ class DirectoryStore:
         damaged = []
         for i, r in enumerate(entry["records"]):
             data = self._read_record(r["key"], r["length"])
+            if data == _MISSING:
+                keys = {k["key"] for k in entry["records"]}
+                gone = [k for k in keys if _lstat(self._record_file(k)) is None]
+                raise StoreError(
+                    f"checkpoint {name!r} is lost: {len(gone)} of its {len(keys)} records are no longer in "
+                    f"{self.dir}; they were deleted from it (by hand, or by a sync or cleanup "
+                    f"tool). Delete it (elastic-lite rm {name!r}), and keep the folder whole: a "
+                    "record file is shared by every checkpoint that holds its bytes", "lost")
             if isinstance(data, str):
                 raise StoreError(f"checkpoint {name!r} in {self.dir} is corrupted: record "
                                  f"{r['key'][:12]}… {data}. Delete it and checkpoint again.", "corrupted")
@@ -1034,10 +1043,17 @@ class DirectoryStore:
         return out
 
     async def list(self, notebook=None):
+        """Newest first: {name, meta}; a checkpoint whose record files are gone (deleted by
+        hand, by a sync or cleanup tool) carries "lost": {missing, records, store: "folder"}
+        (presence only, never bytes: as js/store/layout.mjs)."""
         self._opened()
         entries = self._entries()
-        out = [{"name": e["name"], "meta": {**e["meta"], "size": e["size"]}} for e in entries
-               if notebook is None or e["meta"].get("notebook") == notebook]
+        shown = [e for e in entries if notebook is None or e["meta"].get("notebook") == notebook]
+        out = []
+        for e, lost in zip(shown, self._losses(shown)):
+            if lost is not False:  # False: deleted meanwhile
+                out.append({"name": e["name"], "meta": {**e["meta"], "size": e["size"]},
+                            **({"lost": lost} if lost else {})})
         names = {e["name"] for e in entries}
         for f in self._readdir():
             name = stem_to_name(f[:-4]) if f.endswith(".elc") and not f.startswith(".") else None
@@ -1046,6 +1062,31 @@ class DirectoryStore:
                 out.append({"name": name, "meta": legacy["meta"]})
         out.sort(key=lambda e: e["name"])
         out.sort(key=lambda e: -(e["meta"].get("createdMs") or 0))
+        return out
+
+    def _losses(self, entries):
+        """For each of `entries`: None (its records are there), {missing, records, store:
+        "folder"} (some record files are gone), or False (its entry was deleted meanwhile). An
+        entry is found lost only after reading it again: a delete or the retention removes
+        the entry before freeing its records, and such an entry is gone, not lost."""
+        if not entries:
+            return []
+        held = set(self._readdir("records"))
+        out = []
+        for e in entries:
+            if all(r["key"] in held for r in e["records"]):
+                out.append(None)
+                continue
+            try:
+                now = self._read_entry(e["name"])
+            except StoreError:
+                now = e
+            if now is None:
+                out.append(False)
+                continue
+            keys = list(dict.fromkeys(r["key"] for r in now["records"]))
+            missing = sum(1 for k in keys if k not in held and _lstat(self._record_file(k)) is None)
+            out.append({"missing": missing, "records": len(keys), "store": "folder"} if missing else None)
         return out
 
     async def delete(self, name):

@@ -67,20 +67,40 @@ def storage_line(status):
 
 
 def lost_text(lost):
-    """The mark of a listed checkpoint whose data is gone (`lost` as the store lists it)."""
+    """The mark of a listed checkpoint whose data is gone (`lost` as the store lists it;
+    `store: "folder"` when its record files are gone from a folder store)."""
     if not lost:
         return ""
     missing, records = lost.get("missing"), lost.get("records")
     how = f" ({missing} of {records} records gone)" if records else ""
-    return f"lost: its data was removed by the browser{how}"
+    by = "from the folder" if lost.get("store") == "folder" else "by the browser"
+    return f"lost: its data was removed {by}{how}"
+
+
+def _folder_of(store):
+    """The folder a folder store keeps its files in (the directory store's path, a browser
+    folder's 'the folder "name"'), else None."""
+    where = getattr(store, "dir", None)
+    if not isinstance(where, str):
+        where = getattr(getattr(store, "proxy", None), "dir", None)
+    return where if isinstance(where, str) and where else None
 
 
 def as_lost(exc, name, store):
-    """A StoreError saying checkpoint `name` is lost when `exc` is a browser store's
-    'missing-record' (its records gone behind its back), else `exc` as it is."""
-    if getattr(exc, "code", None) != "missing-record" or name is None \
-            or not hasattr(getattr(store, "proxy", None), "storageStatus"):
+    """A StoreError saying checkpoint `name` is lost when `exc` is a browser or folder
+    store's 'missing-record' (its records gone behind its back), else `exc` as it is."""
+    if getattr(exc, "code", None) != "missing-record" or name is None:
         return exc
+    if not hasattr(getattr(store, "proxy", None), "storageStatus"):
+        folder = _folder_of(store)
+        if folder is None:
+            return exc
+        return StoreError(
+            f"checkpoint {name!r} is lost: its records are no longer in {folder}; they were "
+            "deleted from it (by hand, or by a sync or cleanup tool). Delete it (Delete in the "
+            f"checkpoints panel, or await elastic_lite.delete_checkpoint({name!r})), and keep "
+            "the folder whole: a record file is shared by every checkpoint that holds its bytes",
+            "lost")
     return StoreError(
         f"checkpoint {name!r} is lost: its data is no longer in this browser's storage; it was "
         "removed by the browser or cleared (browsers may evict site data when storage runs low, "

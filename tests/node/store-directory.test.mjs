@@ -127,7 +127,8 @@ test('a damaged record file or entry file is reported by name, and can be delete
   await fs.truncate(path.join(dir, 'records', key), 100);
   await assert.rejects(store.get('d'), /Checkpoint "d" in .* is corrupted: record [0-9a-f]{12}… holds 100 bytes instead of 512\. Delete it \(elastic-lite rm "d"\)/);
   await fs.rm(path.join(dir, 'records', key));
-  await assert.rejects(store.get('d'), /record [0-9a-f]{12}… is missing/);
+  await assert.rejects(store.get('d'), { code: 'lost', message: /Checkpoint "d" is lost: 1 of its 1 records are no longer in .*; they were deleted from it/ });
+  assert.deepEqual((await store.list()).map((e) => e.lost), [{ missing: 1, records: 1, store: 'folder' }]);
   // Saving the same bytes again repairs the record.
   await store.put('d', file.bytes, {});
   assert.deepEqual((await store.get('d')).bytes, file.bytes);

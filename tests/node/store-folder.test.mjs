@@ -96,6 +96,51 @@ test('the folder store reads what the Node store wrote, checks every record agai
   assert.equal(await store.generation('repaired'), 2);
 });
 
+test('record files deleted behind the store\'s back (by hand, a sync tool): the checkpoint is listed lost by the folder store, the Node store and `elastic-lite ls`; reading it says so; it can be deleted', async () => {
+  const { dir, store } = await folder();
+  const shared = payload(3000, 21);
+  const gone = formatTwo([shared, payload(500, 22), payload(400, 23)]);
+  await store.put('whole', formatTwo([shared]).bytes, { createdMs: 1, variables: 1 }, { sign: true });
+  await store.put('gone', gone.bytes, { createdMs: 2, variables: 3 }, { sign: true });
+  await fs.rm(path.join(dir, 'records', expectedKey(gone.records[1])));
+  await fs.rm(path.join(dir, 'records', expectedKey(gone.records[2])));
+  const lost = { missing: 2, records: 3, store: 'folder' };
+  for (const s of [store, new DirectoryStore(dir)]) {
+    assert.deepEqual((await s.list()).map((e) => [e.name, e.lost ?? null]), [['gone', lost], ['whole', null]]);
+    const err = await s.get('gone').then(() => null, (e) => e);
+    assert.equal(err?.code, 'lost', err?.message);
+    assert.match(err.message, /Checkpoint "gone" is lost: 2 of its 3 records are no longer in .*; they were deleted from it \(by hand, or by a sync or cleanup tool\)\. .*Delete it \(elastic-lite rm "gone"/);
+    assert.deepEqual(err.loss, lost);
+  }
+  const ls = await runCli(['ls', '--store', dir]);
+  assert.equal(ls.code, 0, ls.stderr);
+  assert.match(ls.stdout, /^gone \(lost\) /m);
+  assert.match(ls.stdout, /^gone: lost: its data was removed from the folder \(2 of 3 records gone\)$/m);
+  assert.match(ls.stdout, /restore without a NAME brings back "whole"/, 'the lost one is passed over');
+  assert.deepEqual(JSON.parse((await runCli(['ls', '--store', dir, '--json'])).stdout).checkpoints[0].lost, lost);
+  // a copy passes over it (nothing to copy), the others go
+  const to = new MemoryStore();
+  assert.deepEqual(await copyCheckpoints(store, to), { copied: ['whole'], same: [], damaged: [], lost: ['gone'] });
+  assert.equal(await store.delete('gone'), true);
+  assert.deepEqual((await store.list()).map((e) => e.name), ['whole']);
+});
+
+test('a checkpoint deleted while it is listed is not listed lost: its entry is read again before it is judged', async () => {
+  const { dir, store } = await folder();
+  const file = formatTwo([payload(700, 24)]);
+  await store.put('x', file.bytes, {});
+  assert.equal((await store.list()).length, 1); // opened (its sweep done) before the race below
+  // the listing of records/ sees the record gone (a delete between the two reads): the entry is gone too
+  const readdir = store._readdir.bind(store);
+  store._readdir = async (sub) => {
+    if (sub !== 'records') return readdir(sub);
+    await fs.rm(path.join(dir, 'entries', 'x.json'));
+    await fs.rm(path.join(dir, 'records', expectedKey(file.records[0])));
+    return readdir(sub);
+  };
+  assert.deepEqual(await store.list(), []);
+});
+
 test('locks: a live CLI writer\'s lock file is waited for and named; a dead tab\'s lock of this origin is taken over; the CLI never breaks a browser\'s', async () => {
   const { dir, store } = await folder({ lockTimeoutMs: 60 });
   await fs.mkdir(path.join(dir, 'locks'), { mode: 0o700 });
@@ -127,11 +172,11 @@ test('copyCheckpoints backs a store up into the folder: own checkpoints signed b
   await from.put('own', own.bytes, { notebook: 'n', createdMs: 2 }, { sign: true });
   await from.put('imported', foreign.bytes, { notebook: 'n', createdMs: 1 });
   const { dir, store } = await folder();
-  assert.deepEqual(await copyCheckpoints(from, store), { copied: ['own', 'imported'], same: [], damaged: [] });
+  assert.deepEqual(await copyCheckpoints(from, store), { copied: ['own', 'imported'], same: [], damaged: [], lost: [] });
   const node = new DirectoryStore(dir);
   assert.deepEqual((await node.get('own')).bytes, own.bytes);
   assert.equal((await node.get('own')).signature.state, 'valid');
   assert.equal((await node.get('imported')).signature.state, 'unsigned');
   assert.equal((await node.stats()).records, 3, 'the shared record once');
-  assert.deepEqual(await copyCheckpoints(from, store), { copied: [], same: ['own', 'imported'], damaged: [] });
+  assert.deepEqual(await copyCheckpoints(from, store), { copied: [], same: ['own', 'imported'], damaged: [], lost: [] });
 });

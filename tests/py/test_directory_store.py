@@ -89,6 +89,35 @@ def test_changed_record_is_damage_and_rewritten(tmp_path):
     assert run(store.get("one"))["damaged"] == []
 
 
+def test_checkpoint_whose_record_files_are_gone_is_listed_lost(tmp_path):
+    """Record files deleted behind the store's back (by hand, a sync tool): list marks the
+    checkpoint lost (as the browser's store does), restore and get say it is lost and where,
+    a restore without a name passes over it, and it can be deleted."""
+    store = DirectoryStore(tmp_path)
+    save(store, "old", "a = 1\n")
+    save(store, "one", "data = list(range(50))\nb = 'x' * 100\n")
+    entry = run(store.get_entry("one"))
+    keys = list(dict.fromkeys(r["key"] for r in entry["records"]))
+    assert len(keys) >= 2
+    os.remove(tmp_path / "records" / keys[0])
+    listed = {e["name"]: e for e in run(store.list())}
+    assert listed["one"]["lost"] == {"missing": 1, "records": len(keys), "store": "folder"}
+    assert "lost" not in listed["old"]
+    report = run(host.list())
+    assert report["restore_choice"] == "old"  # the lost one is passed over
+    ns = {"__name__": "__main__"}
+    report = run(host.restore("one", namespace=ns))
+    assert not report["ok"] and report["problems"][0]["code"] == "lost", report["problems"]
+    message = report["problems"][0]["message"]
+    assert "'one' is lost: its records are no longer in " + str(tmp_path) in message, message
+    assert "deleted from it (by hand, or by a sync or cleanup tool)" in message
+    with pytest.raises(StoreError, match=r"'one' is lost: 1 of its \d+ records are no longer in ") as got:
+        run(store.get("one"))
+    assert got.value.code == "lost"
+    assert run(store.delete("one")) is True
+    assert [e["name"] for e in run(store.list())] == ["old"]
+
+
 def test_links_are_refused(tmp_path):
     outside = tmp_path / "outside"
     outside.write_bytes(b"secret")

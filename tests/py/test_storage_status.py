@@ -84,8 +84,19 @@ def test_restore_of_lost_checkpoint_says_so(shell, capsys):
     assert str(lost).startswith("checkpoint 'nb [3]' is lost: its data is no longer in this "
                                 "browser's storage; it was removed by the browser or cleared")
     assert "damaged" not in str(lost)
-    # not the browser's store (a folder, the CLI's directory), or another error: unchanged
+    # a store in memory, or another error: unchanged
     assert _storage_status.as_lost(exc, "nb [3]", el.MemoryStore()) is exc
+    # a folder store (the browser's folder, a JS or Python directory store): the folder's words
+
+    class FolderProxy:
+        dir = 'the folder "ckpts"'
+
+    folder = el.MemoryStore()
+    folder.proxy = FolderProxy()
+    lost = _storage_status.as_lost(exc, "nb [3]", folder)
+    assert lost.code == "lost"
+    assert str(lost).startswith("checkpoint 'nb [3]' is lost: its records are no longer in the "
+                                "folder \"ckpts\"; they were deleted from it"), str(lost)
     other = StoreError("busy", "busy")
     assert _storage_status.as_lost(other, "nb [3]", BrowserLike(None)) is other
 

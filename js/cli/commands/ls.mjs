@@ -4,6 +4,7 @@
 // by golden vectors), and the table renders its fields.
 import { fmtDate, table } from '../format.mjs';
 import { fmtBytes, listReport } from '../../shared/report.mjs';
+import { lostText } from '../../shared/storage-status.mjs';
 
 export default {
   summary: 'list the checkpoints in the store, newest first',
@@ -26,12 +27,13 @@ export default {
       [{ title: 'NAME' }, { title: 'NOTEBOOK' }, { title: 'CREATED' },
         ...(cells ? [{ title: 'AFTER CELL' }] : []), { title: 'SIZE', align: 'right' },
         { title: 'VARIABLES', align: 'right' }, { title: 'SKIPPED', align: 'right' }],
-      entries.map(({ name, meta, label }) => [
-        name, meta.notebook ?? '-', fmtDate(meta.createdMs),
+      entries.map(({ name, meta, label, lost }) => [
+        lost ? `${name} (lost)` : name, meta.notebook ?? '-', fmtDate(meta.createdMs),
         ...(cells ? [clip(label || '-', 40)] : []), fmtBytes(meta.size),
         countOf(meta.variables ?? meta.names), countOf(meta.skipped),
       ]),
     ));
+    for (const e of entries.filter((x) => x.lost)) ctx.say(`${e.name}: ${lostText(e.lost)}`);
     if (report.restore_choice != null) ctx.say(`restore without a NAME brings back ${JSON.stringify(report.restore_choice)}.`);
     return 0;
   },

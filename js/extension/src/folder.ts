@@ -26,7 +26,7 @@ interface IFolderModule {
   folderIsDefault(key: string): Promise<boolean>;
   folderPermission(handle: FileSystemDirectoryHandle, options?: { request?: boolean }): Promise<PermissionState>;
   folderStoreFor(key: string): Promise<{ store: IStore | null; folder: string | null; state: string }>;
-  copyCheckpoints(from: IStore, to: IStore): Promise<{ copied: string[]; same: string[]; damaged: string[] }>;
+  copyCheckpoints(from: IStore, to: IStore): Promise<{ copied: string[]; same: string[]; damaged: string[]; lost: string[] }>;
 }
 
 /** A FolderStore as the page uses it. */
@@ -183,8 +183,9 @@ export async function copyToFolder(): Promise<string> {
   if ((await m.folderPermission(handle, { request: true })) !== 'granted') {
     throw new Error(`The browser did not allow writing to the folder "${handle.name}".`);
   }
-  const { copied, same, damaged } = await m.copyCheckpoints(await getStore(), new m.FolderStore(handle));
+  const { copied, same, damaged, lost } = await m.copyCheckpoints(await getStore(), new m.FolderStore(handle));
   return `Copied ${copied.length} checkpoint(s) to the folder "${handle.name}"` +
     (same.length ? ` (${same.length} were there already)` : '') +
-    (damaged.length ? `; not copied, their data is damaged: ${damaged.join(', ')}` : '') + '.';
+    (damaged.length ? `; not copied, their data is damaged: ${damaged.join(', ')}` : '') +
+    (lost.length ? `; not copied, their data was removed by the browser: ${lost.join(', ')}` : '') + '.';
 }
