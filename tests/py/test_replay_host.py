@@ -360,14 +360,17 @@ def test_a_replayed_cell_calling_a_closure_does_not_advance_the_restored_closure
             "        return n[0]\n    return inc\n"
             "def make_total():\n    total = 0\n    def add(k):\n        nonlocal total\n"
             "        total += k\n        return total\n    return add\n"
-            "counter = make_counter(10); add = make_total()\ngen = (i * i for i in range(9))")
-    nb.cell("first = (counter(), add(5), next(gen))")
+            "class Tally:\n    def __init__(self):\n        self.n = 0\n    def __call__(self):\n"
+            "        self.n += 1\n        return self.n\n"
+            "counter = make_counter(10); add = make_total(); tally = Tally()\n"
+            "gen = (i * i for i in range(9))")
+    nb.cell("first = (counter(), add(5), tally(), next(gen))")
     rep = run(host.checkpoint("clo", namespace=nb.ns))
     assert rep["ok"], rep["problems"]
     ns, back = restored("clo")
     assert back["ok"], back["problems"]
-    assert ns["first"] == (11, 5, 0)
-    assert (ns["counter"](), ns["add"](1), next(ns["gen"])) == (12, 6, 1)
+    assert ns["first"] == (11, 5, 1, 0)
+    assert (ns["counter"](), ns["add"](1), ns["tally"](), next(ns["gen"])) == (12, 6, 2, 1)
 
 
 def test_calling_a_closure_over_nothing_that_changes_is_not_a_change(nb):
