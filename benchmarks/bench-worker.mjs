@@ -65,11 +65,11 @@ function wasmHeap() {
 }
 
 self.bench = {
-  async init() {
+  async init({ files = true } = {}) {
     const t0 = performance.now();
     py = await loadPyodide({ indexURL: PYODIDE_URL, stdout: () => {}, stderr: () => {} });
     self.benchPyodide = py; // for profiling by hand: worker.evaluate('self.benchPyodide.runPython(...)')
-    const store = new IndexedDBStore({ dbName: 'elastic-lite-bench' });
+    const store = new IndexedDBStore({ dbName: 'elastic-lite-bench', files });
     (await installElasticLite(py, { wheelsUrl: WHEELS_URL, store })).destroy();
     py.FS.mkdirTree('/home/pyodide/bench');
     for (const f of BENCH_FILES) {
@@ -83,7 +83,7 @@ self.bench = {
     sys.destroy();
     B = py.pyimport('bench_python');
     rawDb = await openRaw();
-    return { python: version, pyodide: py.version, startMs: performance.now() - t0, userAgent: navigator.userAgent };
+    return { python: version, pyodide: py.version, startMs: performance.now() - t0, userAgent: navigator.userAgent, files: store.files };
   },
 
   setup: ({ row }) => call(B.setup, row),

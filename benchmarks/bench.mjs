@@ -7,6 +7,8 @@
 //   EL_BENCH_ONLY=node,native,points,chromium,large,compute,history,published   # parts to run (default all)
 //   EL_BENCH_OUT=DIR                # where bench.json goes (default build/bench)
 //   EL_BENCH_STREAM_FROM=N          # restores from N bytes streamed (default 64 MiB; A/B runs)
+//   EL_BENCH_ROWS=bytes50,...       # only these Chromium rows (default all)
+//   EL_BENCH_FILES=0                # the IndexedDB store without record files (OPFS; A/B runs)
 //
 // Writes bench.json (every figure, every run) and docs/bench.png (the ratios against their
 // floors, with the targets; a QUICK or partial run writes its plot next to bench.json), drawn
@@ -57,7 +59,8 @@ const PLOT = QUICK || process.env.EL_BENCH_ONLY ? path.join(OUT_DIR, 'bench.png'
 const MiB = 1 << 20;
 
 const NODE_ROWS = Object.keys(ROWS);
-const CHROMIUM_ROWS = ['dicts', 'instances', 'bytes50', 'bytes20x10', 'mixed199', 'vars200', 'standin'];
+const CHROMIUM_ROWS = ['dicts', 'instances', 'bytes50', 'bytes20x10', 'mixed199', 'vars200', 'standin']
+  .filter((r) => !process.env.EL_BENCH_ROWS || process.env.EL_BENCH_ROWS.split(',').includes(r));
 // large: 1 GiB and 2 GiB in 64 MiB variables (QUICK: 80 MiB, still above the size from which a
 // restore is streamed, _streamed.STREAM_FROM = 64 MiB)
 const LARGE = QUICK ? ['blobs:2:40'] : ['blobs:16:64', 'blobs:32:64'];
@@ -140,7 +143,7 @@ async function openWorker(browser, server) {
     await new Promise((r) => setTimeout(r, 100));
   }
   const op = (name, args = {}) => worker.evaluate(([n, a]) => self.bench[n](a), [name, args]);
-  const info = await op('init');
+  const info = await op('init', { files: process.env.EL_BENCH_FILES !== '0' });
   if (process.env.EL_BENCH_STREAM_FROM) await op('streamFrom', { bytes: Number(process.env.EL_BENCH_STREAM_FROM) });
   return { page, op, info };
 }

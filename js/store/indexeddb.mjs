@@ -158,15 +158,22 @@ function hex(buffer) {
   return s;
 }
 
-/** The key of one record (see above); `record` as recordPieces() takes it. */
-export async function recordKey(record) {
+/**
+ * The key of one record (see above); `record` as recordPieces() takes it. `onLeaf(bytes, at)`,
+ * when given, is called with each 4 MiB leaf right after its digest has taken its copy, before
+ * the next await (the store writes large records to a file in the same pass).
+ */
+export async function recordKey(record, onLeaf = null) {
   const pieces = recordPieces(record);
   const length = piecesLength(pieces);
   const subtle = webCrypto();
   const digests = [];
   const inFlight = [];
+  let at = 0;
   for (const leaf of slices(pieces, KEY_LEAF_SIZE)) {
     const p = subtle.digest('SHA-256', leaf);
+    if (onLeaf) onLeaf(leaf, at);
+    at += leaf.byteLength;
     digests.push(p); inFlight.push(p);
     if (inFlight.length >= HASHES_IN_FLIGHT) await inFlight.shift();
   }
@@ -853,7 +860,10 @@ function inTransaction(db, stores, mode, body) {
       ? db.transaction(stores, mode, { durability: 'strict' })
       : db.transaction(stores, mode);
     let failure = null; let result;
-    tx.oncomplete = () => resolve(result);
+    tx.oncomplete = () => {
+      for (const fn of tx[AFTER_COMMIT] ?? []) fn();
+      resolve(result);
+    };
     // tx.error first: when the browser aborts (quota, disk), pending requests fail with a mere
     // AbortError that would hide the cause.
     tx.onabort = () => reject(tx.error || failure || new DOMException('transaction aborted', 'AbortError'));
@@ -862,6 +872,13 @@ function inTransaction(db, stores, mode, body) {
       try { tx.abort(); } catch { /* already finished */ }
     });
   });
+}
+
+const AFTER_COMMIT = Symbol('elastic-lite after commit');
+
+// Runs `fn()` once transaction `tx` (of inTransaction) has committed; never if it aborts.
+function afterCommit(tx, fn) {
+  (tx[AFTER_COMMIT] ??= []).push(fn);
 }
 
 // Reference counts of records inside one readwrite transaction: rows are read once, changed
@@ -909,6 +926,111 @@ class RefCounts {
 function freeRecord(records, chunks, row) {
   records.delete(row.key);
   for (let seq = 0; seq < row.chunkCount; seq += 1) chunks.delete([row.key, seq]);
+  if (isFileRow(row)) {
+    const tx = records.transaction;
+    afterCommit(tx, () => { removeRecordFile(tx.db.name, row.file); });
+  }
+}
+
+// ---- Large records in files (OPFS) ------------------------------------------------------------
+//
+// Where the platform offers synchronous access handles (a dedicated worker: the kernel's), a
+// record of `fileFrom` bytes or more (1 MiB) is written to a file of the origin private file
+// system instead of IndexedDB chunks: straight from the memory it lies in (a live view of
+// Python's heap), in the pass that hashes it, without IndexedDB's structured clones. Its row in
+// "records" is counted like any other and says `file` (the file's name: random, so a writer
+// never writes a file someone else reads) with chunkCount 0. The file is written and flushed
+// before its row is (a failure leaves at most a file no row names: sweep() removes it after
+// the grace time) and removed once the transaction that frees its row has committed. Reads
+// work in pages too (getFile()). A browser evicts or clears an origin's files together with
+// its IndexedDB; a file removed alone makes its checkpoints lost, as missing chunks do.
+const RECORD_FILES_DIR = 'elastic-lite-records';
+export const DEFAULT_FILE_FROM = 1024 * 1024;
+const FILE_GONE = Symbol('record file gone');
+
+function isFileRow(row) {
+  return !!row && typeof row.file === 'string';
+}
+
+/** True where record files can be written: synchronous access handles (dedicated workers). */
+export function canWriteRecordFiles() {
+  const storage = globalThis.navigator && globalThis.navigator.storage;
+  const Handle = globalThis.FileSystemFileHandle;
+  return !!storage && typeof storage.getDirectory === 'function' && typeof Handle === 'function' &&
+    typeof Handle.prototype.createSyncAccessHandle === 'function';
+}
+
+async function recordFilesDir(dbName, create) {
+  const root = await globalThis.navigator.storage.getDirectory();
+  const top = await root.getDirectoryHandle(RECORD_FILES_DIR, { create });
+  return top.getDirectoryHandle(`db-${encodeURIComponent(dbName)}`, { create });
+}
+
+function newRecordFileName() {
+  const r = new Uint8Array(12);
+  globalThis.crypto.getRandomValues(r);
+  return `r${hex(r)}`;
+}
+
+async function removeRecordFile(dbName, name) {
+  try { await (await recordFilesDir(dbName, false)).removeEntry(name); } catch { /* sweep() removes it later */ }
+}
+
+function writeAll(handle, bytes, at) {
+  for (let done = 0; done < bytes.byteLength;) {
+    const n = handle.write(bytes.subarray(done), { at: at + done });
+    if (!(n > 0)) throw new Error(`writing a record file stopped after ${done} of ${bytes.byteLength} bytes`);
+    done += n;
+  }
+}
+
+/** The names of database `dbName`'s record files (a Set; empty when it has none), or null where there is no OPFS. */
+async function recordFileNames(dbName) {
+  const storage = globalThis.navigator && globalThis.navigator.storage;
+  if (!storage || typeof storage.getDirectory !== 'function') return null;
+  let dir;
+  try {
+    dir = await recordFilesDir(dbName, false);
+  } catch (err) {
+    return err && err.name === 'NotFoundError' ? new Set() : null;
+  }
+  const names = new Set();
+  for await (const name of dir.keys()) names.add(name);
+  return names;
+}
+
+// The bytes of the file of row `row` (a new Uint8Array), FILE_GONE, or what is wrong with it.
+async function readRecordFile(dbName, row) {
+  const what = `record ${row.key.slice(0, 12)}…`;
+  let handle;
+  try {
+    handle = await (await recordFilesDir(dbName, false)).getFileHandle(row.file);
+  } catch (err) {
+    if (err && (err.name === 'NotFoundError' || err.name === 'TypeError')) return FILE_GONE;
+    throw err;
+  }
+  const sized = (n) => (n === row.length ? null : `${what}: its file holds ${n} bytes instead of ${row.length}`);
+  if (typeof handle.createSyncAccessHandle === 'function') {
+    let h = null;
+    try { h = await handle.createSyncAccessHandle({ mode: 'read-only' }); } catch { /* held by a writer: read the File */ }
+    if (h) {
+      try {
+        const wrong = sized(h.getSize());
+        if (wrong) return wrong;
+        const out = new Uint8Array(row.length);
+        for (let got = 0; got < row.length;) {
+          const n = h.read(out.subarray(got), { at: got });
+          if (!(n > 0)) return `${what}: its file ended after ${got} of ${row.length} bytes`;
+          got += n;
+        }
+        return out;
+      } finally {
+        h.close();
+      }
+    }
+  }
+  const file = await handle.getFile();
+  return sized(file.size) ?? new Uint8Array(await file.arrayBuffer());
 }
 
 export class IndexedDBStore {
@@ -921,10 +1043,13 @@ export class IndexedDBStore {
    * @param {number} [options.chunkSize] bytes per stored chunk of a record (default 4 MiB)
    * @param {number} [options.lockTimeoutMs] how long a writer waits for another one of the same name
    * @param {number} [options.orphanGraceMs] age after which an unused record of a failed write is swept
+   * @param {boolean} [options.files] write records of `fileFrom` bytes and more to OPFS files
+   *   (default: where synchronous access handles exist, i.e. in a dedicated worker)
+   * @param {number} [options.fileFrom] size from which a record goes to a file (default 1 MiB)
    */
   constructor({ dbName = 'elastic-lite', retention, keepLast, indexedDB = globalThis.indexedDB,
     chunkSize = DEFAULT_CHUNK_SIZE, lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS,
-    orphanGraceMs = DEFAULT_ORPHAN_GRACE_MS } = {}) {
+    orphanGraceMs = DEFAULT_ORPHAN_GRACE_MS, files = canWriteRecordFiles(), fileFrom = DEFAULT_FILE_FROM } = {}) {
     if (!indexedDB) {
       throw new Error('IndexedDB is not available here; use IndexedDBStore in a browser page or worker ' +
         '(or pass { indexedDB }), or use DirectoryStore/MemoryStore.');
@@ -935,6 +1060,8 @@ export class IndexedDBStore {
     this.chunkSize = chunkSize;
     this.lockTimeoutMs = lockTimeoutMs;
     this.orphanGraceMs = orphanGraceMs;
+    this.files = !!files && canWriteRecordFiles();
+    this.fileFrom = fileFrom;
     this._idb = indexedDB;
     this._db = null;
     this._signing = null; // {key, keyId} once read or made
@@ -1116,14 +1243,57 @@ export class IndexedDBStore {
    * until the promise settles; they are not used after it.
    */
   async putRecords(records) {
-    const prepared = await prepareRecords(records);
-    const db = await this._open();
+    let prepared = null;
     try {
+      prepared = await this._prepare(records);
+      const db = await this._open();
       await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', (tx) => this._writeRecords(tx, prepared));
     } catch (err) {
-      throw await this._writeFailure('Saving records', piecesTotal(prepared), err);
+      this._dropFiles(prepared);
+      throw await this._writeFailure('Saving records', prepared ? piecesTotal(prepared) : 0, err);
     }
     return prepared.map((r) => r.key);
+  }
+
+  /**
+   * prepareRecords(records), and each record of `fileFrom` bytes or more written to a new
+   * record file in the same pass as its key (its `file`), where this store writes files.
+   */
+  async _prepare(records) {
+    if (!this.files || !Array.isArray(records)) return prepareRecords(records);
+    const dir = await recordFilesDir(this.dbName, true).catch(() => null);
+    if (!dir) return prepareRecords(records);
+    const staged = [];
+    try {
+      return await Promise.all(records.map(recordPieces).map(async (pieces) => {
+        const length = piecesLength(pieces);
+        if (length < this.fileFrom) return { key: await recordKey(pieces), length, pieces };
+        const file = newRecordFileName();
+        staged.push(file);
+        let handle = null;
+        try {
+          handle = await (await dir.getFileHandle(file, { create: true })).createSyncAccessHandle();
+        } catch (err) {
+          if (isQuotaError(err)) throw err;
+          return { key: await recordKey(pieces), length, pieces }; // no file here: IndexedDB chunks
+        }
+        try {
+          const key = await recordKey(pieces, (leaf, at) => writeAll(handle, leaf, at));
+          handle.flush();
+          return { key, length, pieces, file };
+        } finally {
+          handle.close();
+        }
+      }));
+    } catch (err) {
+      for (const file of staged) removeRecordFile(this.dbName, file);
+      throw err;
+    }
+  }
+
+  // The files of `prepared` records whose write failed (none of their rows was written).
+  _dropFiles(prepared) {
+    for (const r of prepared ?? []) if (r.file) removeRecordFile(this.dbName, r.file);
   }
 
   /** [true|false] per key: is that record stored? Found records are pinned like putRecords'. */
@@ -1131,11 +1301,16 @@ export class IndexedDBStore {
     const list = [...keys];
     list.forEach((k) => { if (!isRecordKey(k)) throw new Error(`Not a record key: ${JSON.stringify(k)}.`); });
     const db = await this._open();
+    // record files present now (a file written after this is at worst written again)
+    const names = await recordFileNames(this.dbName).catch(() => null);
     return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', async (tx) => {
       const store = tx.objectStore(RECORDS);
       const rows = await Promise.all(list.map((k) => req(store.get(k))));
-      // a row whose chunks were removed behind the store's back is not stored: written again
-      const gone = await Promise.all(rows.map((row) => (row && !row.damaged ? recordGone(tx, row.key) : true)));
+      // a row whose chunks or file were removed behind the store's back is not stored: written again
+      const gone = await Promise.all(rows.map((row) => {
+        if (!row || row.damaged) return true;
+        return isFileRow(row) ? !(names && names.has(row.file)) : recordGone(tx, row.key);
+      }));
       const pinnedMs = Date.now();
       rows.forEach((row, i) => { if (!gone[i]) store.put({ ...row, pinnedMs }); });
       return gone.map((g) => !g);
@@ -1176,7 +1351,7 @@ export class IndexedDBStore {
     let prepared = [];
     const expected = this._notes.takeExpected(name, expect);
     try {
-      prepared = await prepareRecords(parts.records);
+      prepared = await this._prepare(parts.records);
       const entry = checkEntry({ head: parts.head, tail: parts.tail,
         records: prepared.map((r) => ({ key: r.key, length: r.length })) });
       const m = plainMeta(meta, entry.size);
@@ -1189,6 +1364,7 @@ export class IndexedDBStore {
           return this._commitIn(tx, name, entry, p.meta, undefined, p.sig);
         }).then((expired) => this._counterRemoved(expired).catch(() => {})); // best effort: the commit stands
     } catch (err) {
+      this._dropFiles(prepared);
       throw await this._writeFailure(`Saving checkpoint "${name}"`, toBytes(bytes).byteLength, err, name);
     } finally {
       lock.release();
@@ -1206,18 +1382,25 @@ export class IndexedDBStore {
     }));
     const pinnedMs = Date.now();
     const writing = new Set();
+    const unused = (file) => { if (file) afterCommit(tx, () => { removeRecordFile(this.dbName, file); }); };
     prepared.forEach((r, i) => {
       const row = rows[i];
-      if (writing.has(r.key)) return;
+      if (writing.has(r.key)) { unused(r.file); return; }
       writing.add(r.key);
       if (same[i]) {
         store.put({ ...row, pinnedMs }); // keeps it from a concurrent delete or sweep until commit
+        unused(r.file);
         return;
       }
       // A record found damaged (verifyRecords, a read), or whose stored bytes or length differ
-      // from these: these are its true bytes, rewrite it whole (every checkpoint using it is
-      // repaired).
+      // from these (a stored file is never compared: it is replaced): these are its true bytes,
+      // rewrite it whole (every checkpoint using it is repaired).
       if (row) for (let seq = 0; seq < row.chunkCount; seq += 1) chunks.delete([r.key, seq]);
+      if (isFileRow(row) && row.file !== r.file) unused(row.file);
+      if (r.file) {
+        store.put({ key: r.key, length: r.length, file: r.file, chunkSize: this.chunkSize, chunkCount: 0, refs: row ? row.refs : 0, pinnedMs });
+        return;
+      }
       let seq = 0;
       for (const data of slices(r.pieces, this.chunkSize)) {
         chunks.put({ key: r.key, seq, data: ownCopy(data) });
@@ -1346,18 +1529,30 @@ export class IndexedDBStore {
       const out = new Uint8Array(row.size);
       out.set(body.head, 0);
       let at = body.head.byteLength;
+      const files = []; // records in files: read after the transaction
       const reads = body.records.map((r) => {
-        const p = readRecordInto(tx, byKey.get(r.key), r, out, at);
+        const rec = byKey.get(r.key);
+        const p = isFileRow(rec) && rec.length === r.length ? (files.push({ row: rec, at }), null) : readRecordInto(tx, rec, r, out, at);
         at += r.length;
         return p;
       });
       const problems = (await Promise.all(reads)).filter(Boolean);
       if (problems.length) throw this._corrupted(name, problems[0]);
       out.set(body.tail, at);
-      return { bytes: out, meta: { ...row.meta, size: row.size }, row, body };
+      return { bytes: out, meta: { ...row.meta, size: row.size }, row, body, files };
     });
     if (!got) return null;
-    const { row, body, ...out } = got;
+    const { row, body, files, ...out } = got;
+    for (const f of files ?? []) {
+      const data = await readRecordFile(this.dbName, f.row);
+      if (data === FILE_GONE) {
+        const names = await recordFileNames(this.dbName).catch(() => null);
+        const missing = new Set(files.filter((x) => !(names && names.has(x.row.file))).map((x) => x.row.key));
+        throw lostError(name, { missing: Math.max(1, missing.size), records: distinctKeys(body.records).length }, this._where());
+      }
+      if (typeof data === 'string') throw this._corrupted(name, data);
+      out.bytes.set(data, f.at);
+    }
     // After the transaction (WebCrypto would end it): every record against its key.
     out.damaged = body ? await checkRecordsRead(out.bytes, body.head.byteLength, body.records) : [];
     if (out.damaged.length) await this._markDamaged(out.damaged.map((d) => d.key)).catch(() => {});
@@ -1446,6 +1641,7 @@ export class IndexedDBStore {
       const missing = list.filter((k, i) => !rows[i]);
       if (missing.length) throw recordsGone(missing);
       return Promise.all(rows.map(async (row) => {
+        if (isFileRow(row)) return row; // read after the transaction
         const chunks = await readRecordChunkList(tx, row);
         // a chunk gone (evicted, cleared) in the words of readRecords(), not as damage
         if (typeof chunks === 'string' && await recordGone(tx, row.key)) throw recordsGone([row.key], { chunksGone: true });
@@ -1453,6 +1649,7 @@ export class IndexedDBStore {
         return chunks;
       }));
     });
+    for (const [i, x] of out.entries()) if (isFileRow(x)) out[i] = [await this._readFile(x)];
     const damaged = [];
     for (const [i, chunks] of out.entries()) if (await recordKey(chunks) !== list[i]) damaged.push(list[i]);
     if (damaged.length) await this._markDamaged(damaged).catch(() => {});
@@ -1471,11 +1668,12 @@ export class IndexedDBStore {
 
   async _readRecordsRaw(list) {
     const db = await this._open();
-    return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
+    const out = await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
       const rows = await Promise.all(list.map((k) => req(tx.objectStore(RECORDS).get(k))));
       const missing = list.filter((k, i) => !rows[i]);
       if (missing.length) throw recordsGone(missing);
       return Promise.all(rows.map(async (row) => {
+        if (isFileRow(row)) return row; // read after the transaction
         if (row.chunkCount === 1) {
           const chunk = await req(tx.objectStore(RECORD_CHUNKS).get([row.key, 0]));
           if (chunk && toBytes(chunk.data).byteLength === row.length) return toBytes(chunk.data);
@@ -1487,6 +1685,16 @@ export class IndexedDBStore {
         return out;
       }));
     });
+    for (const [i, x] of out.entries()) if (isFileRow(x)) out[i] = await this._readFile(x);
+    return out;
+  }
+
+  // The bytes of record file row `row`, or the error of a record gone or damaged.
+  async _readFile(row) {
+    const data = await readRecordFile(this.dbName, row);
+    if (data === FILE_GONE) throw recordsGone([row.key], { chunksGone: true });
+    if (typeof data === 'string') throw storeError('corrupted', `Record ${row.key} in IndexedDB database "${this.dbName}" is damaged: ${data}.`);
+    return data;
   }
 
   /**
@@ -1495,21 +1703,42 @@ export class IndexedDBStore {
    */
   async list({ notebook } = {}) {
     const db = await this._open();
-    const rows = await inTransaction(db, [CHECKPOINTS, BODIES, RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
+    const listed = (files) => inTransaction(db, [CHECKPOINTS, BODIES, RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
       const store = tx.objectStore(CHECKPOINTS);
       const all = await req(notebook == null ? store.getAll() : store.index('notebook').getAll(notebook));
-      const losses = await entriesLoss(tx, all);
+      const losses = await entriesLoss(tx, all, files);
       return all.map((r, i) => ({ ...r, lost: losses[i] }));
     });
+    // Record files cannot be looked at inside the transaction: the ones its rows named are
+    // looked for after it, and only if some are gone (still named by their rows) is it read again.
+    const seen = new Map();
+    let rows = await listed({ seen });
+    const gone = await this._filesGone(db, seen);
+    if (gone.size) rows = await listed({ gone });
     return rows.filter((r) => r && typeof r.name === 'string')
       .map((r) => ({ name: r.name, meta: { ...(r.meta || {}), size: r.size }, ...(r.lost ? { lost: r.lost } : {}) }))
       .sort(byNewest);
   }
 
+  // The keys of `seen` (key -> file name, read from their rows) whose file is gone while their
+  // row still names it.
+  async _filesGone(db, seen) {
+    if (!seen.size) return new Set();
+    const names = await recordFileNames(this.dbName).catch(() => null);
+    const missing = [...seen].filter(([, file]) => !(names && names.has(file)));
+    if (!missing.length) return new Set();
+    const rows = await inTransaction(db, [RECORDS], 'readonly', (tx) => Promise.all(missing.map(([key]) => req(tx.objectStore(RECORDS).get(key)))));
+    return new Set(missing.filter(([, file], i) => rows[i] && rows[i].file === file).map(([key]) => key));
+  }
+
   // Inside a read: the 'lost' error when the data of checkpoint row `row` is gone.
   async _checkLost(tx, row) {
     const loss = await entryLoss(tx, row);
-    if (loss) throw lostError(row.name, loss, `this browser's storage (IndexedDB database "${this.dbName}")`);
+    if (loss) throw lostError(row.name, loss, this._where());
+  }
+
+  _where() {
+    return `this browser's storage (IndexedDB database "${this.dbName}")`;
   }
 
   /**
@@ -1576,7 +1805,31 @@ export class IndexedDBStore {
 
   /** Frees records no checkpoint counts whose writer's pin is older than orphanGraceMs. */
   async sweep() {
-    return this._sweepIn(await this._open());
+    const db = await this._open();
+    const freed = await this._sweepIn(db);
+    await this._sweepFiles(db).catch(() => {});
+    return freed;
+  }
+
+  // Removes record files no row names that are older than the grace time (a write that failed
+  // half-way, a removal that did not happen); younger ones may be a writer's, not yet committed.
+  async _sweepFiles(db) {
+    const names = await recordFileNames(this.dbName);
+    if (!names || !names.size) return 0;
+    const named = await inTransaction(db, [RECORDS], 'readonly', async (tx) =>
+      new Set((await req(tx.objectStore(RECORDS).getAll())).filter(isFileRow).map((r) => r.file)));
+    const dir = await recordFilesDir(this.dbName, false);
+    let removed = 0;
+    for (const name of names) {
+      if (named.has(name)) continue;
+      try {
+        const file = await (await dir.getFileHandle(name)).getFile();
+        if (Date.now() - file.lastModified < this.orphanGraceMs) continue;
+        await dir.removeEntry(name);
+        removed += 1;
+      } catch { /* in use or gone meanwhile */ }
+    }
+    return removed;
   }
 
   _sweepIn(db) {
@@ -1761,10 +2014,15 @@ async function entryLoss(tx, row) {
   return (await entriesLoss(tx, [row]))[0];
 }
 
+function fileGone(row, files) {
+  if (files && files.seen) files.seen.set(row.key, row.file);
+  return !!(files && files.gone && files.gone.has(row.key));
+}
+
 const BULK_PRESENCE = 16; // distinct records from which two reads of all keys beat one count each (Chromium)
 
 /** entryLoss() of each of `rows`, each distinct record looked at once. */
-async function entriesLoss(tx, rows) {
+async function entriesLoss(tx, rows, files = null) {
   const judged = (row) => row && row.v === 2 && typeof row.name === 'string';
   const store = tx.objectStore(BODIES);
   const bulk = rows.length >= BULK_PRESENCE ? new Map((await req(store.getAll())).map((b) => [b.name, b])) : null;
@@ -1782,10 +2040,11 @@ async function entriesLoss(tx, rows) {
     const byKey = new Map(recordRows.map((r) => [r.key, r]));
     for (const key of all) {
       const row = byKey.get(key);
+      if (isFileRow(row)) { if (fileGone(row, files)) gone.add(key); continue; }
       if (!row || (Number.isSafeInteger(row.chunkCount) && row.chunkCount >= 1 && (chunks.get(key) ?? 0) < row.chunkCount)) gone.add(key);
     }
   } else {
-    const found = await Promise.all(all.map((key) => recordGone(tx, key)));
+    const found = await Promise.all(all.map((key) => recordGone(tx, key, files)));
     all.forEach((key, i) => { if (found[i]) gone.add(key); });
   }
   return rows.map((row, i) => {
@@ -1798,9 +2057,12 @@ async function entriesLoss(tx, rows) {
 
 // True when record `key` has no row, or fewer chunks than its row says (a row that does not
 // say how many is not judged).
-async function recordGone(tx, key) {
+// A file row is judged by `files` ({gone: Set of keys, seen: Map key -> file name to fill}):
+// its file cannot be looked at inside a transaction.
+async function recordGone(tx, key, files = null) {
   const row = await req(tx.objectStore(RECORDS).get(key));
   if (!row) return true;
+  if (isFileRow(row)) return fileGone(row, files);
   const n = row.chunkCount;
   if (!Number.isSafeInteger(n) || n < 1) return false;
   const chunks = tx.objectStore(RECORD_CHUNKS);

@@ -223,6 +223,126 @@ test('the transaction aborted at each write: every listed checkpoint stays whole
   await page.close();
 });
 
+test('large records in OPFS files (a worker): written, read in the worker and the page, damage, loss, removal', async () => {
+  const page = await openPage();
+  const started = page.waitForEvent('worker');
+  await page.evaluate(() => { window.filesWorker = new Worker('/page/worker.mjs', { type: 'module' }); });
+  const worker = await started;
+  await worker.evaluate(() => new Promise((resolve) => { (function wait() { if (self.ready) resolve(); else setTimeout(wait, 10); }()); }));
+  const inWorker = (fn, arg) => worker.evaluate(fn, arg);
+  // the files of the database, as the OPFS holds them: {name: size}
+  const files = () => inWorker(async () => {
+    const out = {};
+    try {
+      const root = await navigator.storage.getDirectory();
+      const dir = await (await root.getDirectoryHandle('elastic-lite-records')).getDirectoryHandle('db-files');
+      for await (const [name, h] of dir.entries()) out[name] = (await h.getFile()).size;
+    } catch { /* none yet */ }
+    return out;
+  });
+  const written = await inWorker(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const h = await import('/page/checks.mjs');
+    const store = new IndexedDBStore({ dbName: 'files' });
+    self.store = store; self.h = h;
+    self.big = h.payload((3 << 20) + 5, 7);
+    self.file = h.formatTwo([self.big, h.payload(1000, 8)]);
+    await store.put('cp', self.file, { createdMs: 1 });
+    const entry = await store.getEntry('cp');
+    self.keys = entry.records.map((r) => r.key);
+    const rows = (await h.rawDump('files')).records.map((r) => ({ file: typeof r.file, chunkCount: r.chunkCount, length: r.length }));
+    const back = h.sameBytes((await store.get('cp')).bytes, self.file);
+    const [chunks] = await store.readRecordChunks([self.keys[0]]);
+    return { uses: store.files, size: self.file.byteLength, rows, back, chunks: chunks.length, chunkSame: h.sameBytes(chunks[0], self.file.subarray(64, 64 + entry.records[0].length)), issues: await h.problems(store, { cp: [self.file] }) };
+  });
+  assert.equal(written.uses, true, 'a worker writes record files');
+  assert.deepEqual(written.rows.map((r) => r.file).sort(), ['string', 'undefined'], 'the 3 MiB record in a file, the small one in chunks');
+  assert.equal(written.rows.find((r) => r.file === 'string').chunkCount, 0);
+  assert.equal(written.back, true, 'get() in the worker gives the file back byte for byte');
+  assert.deepEqual([written.chunks, written.chunkSame], [1, true], 'readRecordChunks gives the record whole');
+  assert.deepEqual(written.issues, []);
+  const first = await files();
+  assert.deepEqual(Object.values(first), [(3 << 20) + 64], 'one file, the record (with its padding)');
+
+  // The page (no access handles: it reads files through getFile()) reads the same checkpoint.
+  const inPage = await page.evaluate(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    const store = new IndexedDBStore({ dbName: 'files' });
+    const got = await store.get('cp');
+    await store.close();
+    return { uses: store.files, size: got.bytes.byteLength, damaged: got.damaged.length };
+  });
+  assert.deepEqual(inPage, { uses: false, size: written.size, damaged: 0 });
+
+  // One byte of the file changes behind the store's back: damage, neutralized, then repaired
+  // by a write of the true bytes (a new file; the damaged one is removed).
+  const damaged = await inWorker(async (name) => {
+    const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle('elastic-lite-records')).getDirectoryHandle('db-files');
+    const hd = await (await dir.getFileHandle(name)).createSyncAccessHandle();
+    const one = new Uint8Array(1); hd.read(one, { at: 100 }); one[0] ^= 1; hd.write(one, { at: 100 }); hd.flush(); hd.close();
+    const read = await self.store.readRecords([self.keys[0]]);
+    const has = await self.store.hasRecords(self.keys);
+    await self.store.put('cp', self.file, { createdMs: 2 });
+    return { damaged: read.damaged, has, back: self.h.sameBytes((await self.store.get('cp')).bytes, self.file) };
+  }, Object.keys(first)[0]);
+  assert.deepEqual(damaged.damaged, [await inWorker(() => self.keys[0])]);
+  assert.deepEqual(damaged.has, [false, true], 'a damaged record is not stored: written again');
+  assert.equal(damaged.back, true, 'repaired');
+  let now = await files();
+  for (let i = 0; i < 100 && Object.keys(now).length !== 1; i += 1) now = await files(); // removal follows the commit
+  assert.equal(Object.keys(now).length, 1, 'the damaged file was removed once its replacement was committed');
+  assert.notEqual(Object.keys(now)[0], Object.keys(first)[0]);
+
+  // The file removed behind the store's back (as when part of a site's data is cleared): lost.
+  const lost = await inWorker(async (name) => {
+    const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle('elastic-lite-records')).getDirectoryHandle('db-files');
+    await dir.removeEntry(name);
+    const err = (p) => p.then(() => null, (e) => ({ code: e.code, message: e.message }));
+    return {
+      list: await self.store.list(),
+      get: await err(self.store.get('cp')),
+      chunks: await err(self.store.readRecordChunks([self.keys[0]])),
+      has: await self.store.hasRecords(self.keys),
+    };
+  }, Object.keys(now)[0]);
+  assert.deepEqual(lost.list.map((e) => [e.name, e.lost]), [['cp', { missing: 1, records: 2 }]]);
+  assert.equal(lost.get.code, 'lost');
+  assert.match(lost.get.message, /Checkpoint "cp" is lost: 1 of its 2 records are no longer in this browser's storage/);
+  assert.equal(lost.chunks.code, 'missing-record');
+  assert.match(lost.chunks.message, /removed by the browser or cleared/);
+  assert.deepEqual(lost.has, [false, true]);
+
+  // A file of the wrong size is damage (not a crash); delete removes the files; sweep removes a
+  // file no row names.
+  const rest = await inWorker(async () => {
+    const { IndexedDBStore } = await import('/js/store/indexeddb.mjs');
+    await self.store.put('cp', self.file, { createdMs: 3 });
+    const healed = (await self.store.list())[0].lost ?? null;
+    const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle('elastic-lite-records')).getDirectoryHandle('db-files');
+    const [name] = (await Array.fromAsync(dir.keys()));
+    const hd = await (await dir.getFileHandle(name)).createSyncAccessHandle();
+    hd.truncate(1000); hd.close();
+    const short = await self.store.get('cp').then(() => null, (e) => ({ code: e.code, message: e.message }));
+    await self.store.delete('cp');
+    const orphan = await (await dir.getFileHandle('rorphan', { create: true })).createSyncAccessHandle();
+    orphan.write(new Uint8Array(10)); orphan.close();
+    const young = await self.store.sweep().then(() => Array.fromAsync(dir.keys()));
+    const sweeper = new IndexedDBStore({ dbName: 'files', orphanGraceMs: 0 });
+    await sweeper.sweep();
+    const old = await Array.fromAsync(dir.keys());
+    const stats = await self.store.stats();
+    await sweeper.close(); await self.store.close();
+    return { healed, short, young, old, stats };
+  });
+  assert.equal(rest.healed, null, 'a write of the true bytes makes it whole again');
+  assert.equal(rest.short.code, 'corrupted');
+  assert.match(rest.short.message, /its file holds 1000 bytes instead of 3145792/);
+  assert.ok(rest.young.includes('rorphan'), 'a young file no row names may be a writer\'s: kept');
+  assert.deepEqual(rest.old, [], 'deleted: its file removed; the orphan swept');
+  assert.deepEqual(rest.stats, { checkpoints: 0, records: 0, recordBytes: 0 });
+  await page.close();
+});
+
 test('quota: the browser refuses a write, the message says so, the earlier checkpoint is whole', async () => {
   // Chromium applies a quota override only to an origin whose storage is not open yet: this
   // test gets an origin of its own (another port).
