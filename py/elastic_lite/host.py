@@ -38,7 +38,7 @@ import sys
 import time
 import traceback
 
-from . import _jsbytes, _session, _store
+from . import _history, _jsbytes, _session, _store
 from ._capture import default_namespace
 from ._kernel_session import (SESSION, EMPTY, bad_name, fail, inspection, is_manifest, new_report,
                               quoted, store_failure)
@@ -84,10 +84,13 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
     `source`: where the bytes came from (a file name), kept in the metadata as `imported`.
     It is stored unsigned, so restore treats it as foreign (loads nothing unconfirmed) —
     unless `trust`: the person looked at what it would import and vouches for it; it is then
-    signed as this store's own.
+    signed as this store's own. Without a name: "<notebook> imported <UTC time>" for a
+    notebook (its label), else "imported".
     """
     t0 = _now()
-    name = name or "imported"
+    if not name:
+        name = (_history.point_name(f"{SESSION.label_of(notebook)} imported", auto=False)
+                if notebook is not None else "imported")
     report = new_report("import", name=name, size=0, stored=False, variables=[], meta=None)
     data = _as_bytes(data)
     report["size"] = len(data)

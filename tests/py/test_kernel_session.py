@@ -189,8 +189,12 @@ def test_the_kernel_names_every_checkpoint_taken_without_a_name(store):
     assert auto["name"] == "work/l.ipynb [3] 1970-01-01T00:00:00.000Z"
     listed = run(host.list(namespace=ns))["checkpoints"]
     assert by_host["name"] in [e["name"] for e in listed]  # what the hosts show: the kernel's
+    data = el.snapshot(ns).data  # an import for the notebook: named by the kernel too
+    imported = run(host.import_checkpoint(data, notebook="id-42", unique=True))["name"]
+    assert re.fullmatch(f"work/l\\.ipynb imported {stamp}", imported), imported
     el.set_notebook(None)
     assert run(host.checkpoint(namespace=ns))["name"] == "checkpoint"
+    assert run(host.import_checkpoint(data))["name"] == "imported"
 
 
 def test_one_registry_of_namespaces_forgets_the_oldest_and_trackers_stay_few(store):
