@@ -155,6 +155,11 @@ self.bench = {
     py.pyimport('elastic_lite._streamed').STREAM_FROM = Number(bytes);
   },
 
+  // EL_BENCH_INTO_FROM=N: a streamed restore reads records from N bytes straight into Python's memory
+  intoFrom({ bytes }) {
+    py.pyimport('elastic_lite._streamed').INTO_FROM = Number(bytes);
+  },
+
   memory: () => ({ wasmHeap: wasmHeap(), core: B.core_memory() }),
 
   async runNotebook({ cells }) {

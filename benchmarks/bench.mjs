@@ -9,6 +9,9 @@
 //   EL_BENCH_STREAM_FROM=N          # restores from N bytes streamed (default 64 MiB; A/B runs)
 //   EL_BENCH_ROWS=bytes50,...       # only these Chromium rows (default all)
 //   EL_BENCH_FILES=0                # the IndexedDB store without record files (OPFS; A/B runs)
+//   EL_BENCH_INTO_FROM=N            # a streamed restore reads records from N bytes straight into
+//                                   # Python's memory (default 1 MiB; A/B runs: a huge N turns it off)
+//   EL_BENCH_LARGE=blobs:16:64      # only these large states (default 1 GiB and 2 GiB)
 //
 // Writes bench.json (every figure, every run) and docs/bench.png (the ratios against their
 // floors, with the targets; a QUICK or partial run writes its plot next to bench.json), drawn
@@ -63,7 +66,7 @@ const CHROMIUM_ROWS = ['dicts', 'instances', 'bytes50', 'bytes20x10', 'mixed199'
   .filter((r) => !process.env.EL_BENCH_ROWS || process.env.EL_BENCH_ROWS.split(',').includes(r));
 // large: 1 GiB and 2 GiB in 64 MiB variables (QUICK: 80 MiB, still above the size from which a
 // restore is streamed, _streamed.STREAM_FROM = 64 MiB)
-const LARGE = QUICK ? ['blobs:2:40'] : ['blobs:16:64', 'blobs:32:64'];
+const LARGE = process.env.EL_BENCH_LARGE ? process.env.EL_BENCH_LARGE.split(',') : QUICK ? ['blobs:2:40'] : ['blobs:16:64', 'blobs:32:64'];
 
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 // The line of an error that says what happened: a Python traceback's last line, else the first.
@@ -145,6 +148,7 @@ async function openWorker(browser, server) {
   const op = (name, args = {}) => worker.evaluate(([n, a]) => self.bench[n](a), [name, args]);
   const info = await op('init', { files: process.env.EL_BENCH_FILES !== '0' });
   if (process.env.EL_BENCH_STREAM_FROM) await op('streamFrom', { bytes: Number(process.env.EL_BENCH_STREAM_FROM) });
+  if (process.env.EL_BENCH_INTO_FROM) await op('intoFrom', { bytes: Number(process.env.EL_BENCH_INTO_FROM) });
   return { page, op, info };
 }
 

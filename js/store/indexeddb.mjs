@@ -999,8 +999,9 @@ async function recordFileNames(dbName) {
   return names;
 }
 
-// The bytes of the file of row `row` (a new Uint8Array), FILE_GONE, or what is wrong with it.
-async function readRecordFile(dbName, row) {
+// Fills `targets` ([{at, view}], as readRecordInto checked them) from the file of row `row`;
+// resolves to null, FILE_GONE, or what is wrong with the file.
+async function readFileInto(dbName, row, targets) {
   const what = `record ${row.key.slice(0, 12)}…`;
   let handle;
   try {
@@ -1010,27 +1011,69 @@ async function readRecordFile(dbName, row) {
     throw err;
   }
   const sized = (n) => (n === row.length ? null : `${what}: its file holds ${n} bytes instead of ${row.length}`);
+  let h = null;
   if (typeof handle.createSyncAccessHandle === 'function') {
-    let h = null;
     try { h = await handle.createSyncAccessHandle({ mode: 'read-only' }); } catch { /* held by a writer: read the File */ }
-    if (h) {
-      try {
-        const wrong = sized(h.getSize());
-        if (wrong) return wrong;
-        const out = new Uint8Array(row.length);
-        for (let got = 0; got < row.length;) {
-          const n = h.read(out.subarray(got), { at: got });
-          if (!(n > 0)) return `${what}: its file ended after ${got} of ${row.length} bytes`;
+  }
+  if (h) {
+    try {
+      const wrong = sized(h.getSize());
+      if (wrong) return wrong;
+      for (const t of targets) {
+        const u8 = pieceBytes(t.view); // no await until it is filled
+        for (let got = 0; got < u8.byteLength;) {
+          const n = h.read(u8.subarray(got), { at: t.at + got });
+          if (!(n > 0)) return `${what}: its file ended after ${t.at + got} of ${row.length} bytes`;
           got += n;
         }
-        return out;
-      } finally {
-        h.close();
       }
+      return null;
+    } finally {
+      h.close();
     }
   }
   const file = await handle.getFile();
-  return sized(file.size) ?? new Uint8Array(await file.arrayBuffer());
+  const wrong = sized(file.size);
+  if (wrong) return wrong;
+  for (const t of targets) {
+    const data = new Uint8Array(await file.slice(t.at, t.at + t.view.byteLength).arrayBuffer());
+    if (data.byteLength !== t.view.byteLength) return `${what}: its file changed while it was read`;
+    pieceBytes(t.view).set(data);
+  }
+  return null;
+}
+
+// Fills `targets` from the chunks of row `row` (each chunk read once, copied into the ranges
+// it overlaps); resolves to null or what is wrong.
+async function readChunksInto(tx, row, targets) {
+  const what = `record ${row.key.slice(0, 12)}…`;
+  if (!Number.isSafeInteger(row.chunkCount) || !Number.isSafeInteger(row.chunkSize) ||
+      row.chunkCount !== Math.ceil(row.length / row.chunkSize)) return `${what} has a malformed row`;
+  const size = row.chunkSize;
+  const seqs = new Set();
+  for (const t of targets) {
+    for (let seq = Math.floor(t.at / size); seq * size < t.at + t.view.byteLength; seq += 1) seqs.add(seq);
+  }
+  const chunks = tx.objectStore(RECORD_CHUNKS);
+  for (const seq of [...seqs].sort((a, b) => a - b)) {
+    const chunk = await req(chunks.get([row.key, seq]));
+    const data = chunk && (chunk.data instanceof Uint8Array || chunk.data instanceof ArrayBuffer) ? toBytes(chunk.data) : null;
+    if (!data) return `${what} lost its chunk ${seq} of ${row.chunkCount}`;
+    const want = Math.min(size, row.length - seq * size);
+    if (data.byteLength !== want) return `${what}: chunk ${seq} holds ${data.byteLength} bytes instead of ${want}`;
+    const c0 = seq * size;
+    for (const t of targets) {
+      const a = Math.max(c0, t.at); const b = Math.min(c0 + want, t.at + t.view.byteLength);
+      if (a < b) pieceBytes(t.view).set(data.subarray(a - c0, b - c0), a - t.at);
+    }
+  }
+  return null;
+}
+
+// The bytes of the file of row `row` (a new Uint8Array), FILE_GONE, or what is wrong with it.
+async function readRecordFile(dbName, row) {
+  const out = new Uint8Array(row.length);
+  return (await readFileInto(dbName, row, [{ at: 0, view: out }])) ?? out;
 }
 
 export class IndexedDBStore {
@@ -1654,6 +1697,46 @@ export class IndexedDBStore {
     for (const [i, chunks] of out.entries()) if (await recordKey(chunks) !== list[i]) damaged.push(list[i]);
     if (damaged.length) await this._markDamaged(damaged).catch(() => {});
     return Object.assign(out, { damaged: [...new Set(damaged)] });
+  }
+
+  /**
+   * Reads ranges of record `key` straight into the memory that keeps them: `targets` is
+   * [{at, view}], `view` a Uint8Array or a live view (see recordPieces) of `view.byteLength`
+   * bytes to fill from byte `at` of the record. A record in a file is read into them with no
+   * copy in between (a worker's access handle); one in chunks is copied from each chunk. With
+   * `check` (the default) the targets must cover the record in order, and the bytes are then
+   * checked against the key: false when they do not match (the record is marked damaged, as
+   * readRecords does; the targets hold what was read). A record gone is 'missing-record' (as
+   * in readRecordChunks), a malformed one 'corrupted'. The kernel's streamed restore reads
+   * large records this way: each out-of-band buffer is read straight into its final memory.
+   */
+  async readRecordInto(key, targets, { check = true } = {}) {
+    if (!isRecordKey(key)) throw new Error(`Not a record key: ${JSON.stringify(key)}.`);
+    const list = [...targets].map((t) => ({ at: t.at, view: isLiveView(t.view) ? t.view : toBytes(t.view) }));
+    const db = await this._open();
+    const row = await inTransaction(db, [RECORDS], 'readonly', (tx) => req(tx.objectStore(RECORDS).get(key)));
+    if (!row) throw recordsGone([key]);
+    let end = 0;
+    for (const t of list) {
+      if (!Number.isSafeInteger(t.at) || t.at < 0 || t.at + t.view.byteLength > row.length) {
+        throw new Error(`readRecordInto: a range [${t.at}, +${t.view.byteLength}) lies outside record ${key} (${row.length} bytes).`);
+      }
+      if (check && t.at !== end) throw new Error('readRecordInto: to be checked, the ranges must cover the record in order.');
+      end = t.at + t.view.byteLength;
+    }
+    if (check && end !== row.length) throw new Error('readRecordInto: to be checked, the ranges must cover the record in order.');
+    const problem = isFileRow(row) ? await readFileInto(this.dbName, row, list)
+      : await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
+        const wrong = await readChunksInto(tx, row, list);
+        if (wrong && await recordGone(tx, key)) return FILE_GONE;
+        return wrong;
+      });
+    if (problem === FILE_GONE) throw recordsGone([key], { chunksGone: true });
+    if (problem) throw storeError('corrupted', `Record ${key} in IndexedDB database "${this.dbName}" is damaged: ${problem}.`);
+    if (!check) return true;
+    const ok = await recordKey(list.map((t) => t.view)) === key;
+    if (!ok) await this._markDamaged([key]).catch(() => {});
+    return ok;
   }
 
   // Marks records found damaged: hasRecords() then says they are not stored, and the next

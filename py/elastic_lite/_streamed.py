@@ -5,8 +5,11 @@ copy of it in JS) before the first value was unpickled: a 1 GiB state needed abo
 times its size. `Streamed` reads the store's entry, then the records one batch at a time
 while the core's pull reader (_core.PullReader) validates them, and keeps each record cut
 where it will be used: its frame (header, pickle stream, buffer table) in one buffer and
-every out-of-band buffer in a bytearray of its own, copied once from what the store read
-(straight from the JS array for a JS store). Those bytearrays are the buffers' final memory:
+every out-of-band buffer in a bytearray of its own. A JS store that can (readRecordInto:
+the IndexedDB store) reads a record of INTO_FROM bytes or more straight into those bytearrays
+(its header and buffer table first, to know the cuts; from an OPFS file with no copy in
+between) and checks its key there; other records are copied once from what the store read.
+Those bytearrays are the buffers' final memory:
 load_snapshot hands them to pickle as they are (numpy arrays restore as views of them) and
 lets go of a record's pieces as soon as it is loaded (a `bytes` value copies its buffer
 once, then the buffer is freed). So a restore holds, beyond the restored state, one record
@@ -31,6 +34,7 @@ from . import _jsbytes, _store
 from ._report import human_size
 
 STREAM_FROM = 64 * 1024 * 1024  # a checkpoint from this size restores through the stream
+INTO_FROM = 1024 * 1024  # records from this size are read straight into their pieces (JS stores that can)
 # Pyodide's heap is a 32-bit WebAssembly memory: 4 GiB at most, whatever the machine has.
 HEAP_LIMIT = (4 << 30) if sys.platform == "emscripten" else None
 KERNEL_HEAP = 256 * 1024 * 1024  # what a fresh kernel holds before the state comes back
@@ -122,13 +126,29 @@ def _cuts(rec):
     piece of its own; one piece when its header does not describe a format-2 record of
     exactly this length (the core says what is wrong with it)."""
     n = rec.nbytes
-    whole = [(0, n)]
-    if n < _RECORD.size:
-        return whole
-    magic, k, _kind, _ser, _flags, m, s, b = _RECORD.unpack(bytes(rec.copy(0, _RECORD.size)))
+    table = _table_range(rec.copy(0, _RECORD.size), n) if n >= _RECORD.size else None
+    return [(0, n)] if table is None else _cut_by_table(rec.copy(*table), n)
+
+
+async def _cuts_read(read, n):
+    """_cuts of a record of `n` bytes whose ranges are read by `await read(start, stop)`."""
+    table = _table_range(await read(0, _RECORD.size), n) if n >= _RECORD.size else None
+    return [(0, n)] if table is None else _cut_by_table(await read(*table), n)
+
+
+def _table_range(head, n):
+    """(start, stop) of the buffer table of a record of `n` bytes whose header starts with
+    `head`, or None when it does not describe a format-2 record of exactly this length."""
+    magic, k, _kind, _ser, _flags, m, s, b = _RECORD.unpack(bytes(head))
     if magic != b"ELRC" or not m or m > _MAX_BUFFERS or k + b != n or k + s + 24 * m + 4 > n:
-        return whole
-    table = bytes(rec.copy(k + s, k + s + 24 * m))
+        return None
+    return k + s, k + s + 24 * m
+
+
+def _cut_by_table(table, n):
+    table = bytes(table)
+    whole = [(0, n)]
+    m = len(table) // 24
     cuts, at = [], 0
     for i in range(m):
         off, length = _TABLE_ENTRY.unpack_from(table, 24 * i)
@@ -189,6 +209,8 @@ class Streamed:
     async def _fetch(self, first):
         """Reads record `first` and the ones after it not read yet, up to about _store.BATCH_BYTES,
         each checked against its key and cut into its pieces."""
+        if self.records[first]["length"] >= INTO_FROM and _reads_into(self.store):
+            return await self._fetch_into(first)
         batch, size = [], 0
         for i in range(first, len(self.records)):
             if i in self._pieces or (batch and size + self.records[i]["length"] > _store.BATCH_BYTES):
@@ -208,6 +230,23 @@ class Streamed:
                 raise Unread(f"record {i} does not match its content key")
             start = self.starts[i]
             self._pieces[i] = [(start + a, rec.copy(a, b)) for a, b in _cuts(rec)]
+
+    async def _fetch_into(self, i):
+        """Reads large record `i` straight into its pieces (a JS store's readRecordInto): its
+        header and buffer table first, then every piece in one call that checks the key."""
+        key, n = self.records[i]["key"], self.records[i]["length"]
+
+        async def read(start, stop):
+            buf = bytearray(stop - start)
+            await _read_into(self.store, key, [(start, buf)], False)
+            return buf
+
+        cuts = await _cuts_read(read, n)
+        pieces = [(a, bytearray(b - a)) for a, b in cuts]
+        if not await _read_into(self.store, key, pieces, True):
+            raise Unread(f"record {i} does not match its content key")
+        start = self.starts[i]
+        self._pieces[i] = [(start + a, buf) for a, buf in pieces]
 
     async def _have(self, offset, n):
         i = self._record_at(offset)
@@ -276,6 +315,29 @@ class Streamed:
         if (0 <= i < len(self.records) and self.starts[i] == rec.get("offset")
                 and self.records[i]["length"] == rec.get("record_length")):
             self._pieces.pop(i, None)
+
+
+def _reads_into(store):
+    return isinstance(store, _store.JsStore) and hasattr(store.proxy, "readRecordInto")
+
+
+async def _read_into(store, key, pieces, check):
+    """Has the JS store read record `key` into `pieces` ([(offset in the record, bytearray)])
+    where they lie; with `check` (they cover the record) whether the bytes match the key."""
+    from js import Array, Object
+    with _jsbytes.LiveViews() as live:
+        targets = Array.new()
+        for at, buf in pieces:
+            t = Object.new()
+            t.at = at
+            t.view = live.view(buf)
+            targets.push(t)
+        opts = Object.new()
+        opts.check = check
+        try:
+            return bool(await store.proxy.readRecordInto(key, targets, opts))
+        except Exception as exc:
+            raise Unread(getattr(exc, "message", None) or str(exc)) from None
 
 
 def _matches(rec, key, damaged):

@@ -253,13 +253,19 @@ test('large records in OPFS files (a worker): written, read in the worker and th
     const rows = (await h.rawDump('files')).records.map((r) => ({ file: typeof r.file, chunkCount: r.chunkCount, length: r.length }));
     const back = h.sameBytes((await store.get('cp')).bytes, self.file);
     const [chunks] = await store.readRecordChunks([self.keys[0]]);
-    return { uses: store.files, size: self.file.byteLength, rows, back, chunks: chunks.length, chunkSame: h.sameBytes(chunks[0], self.file.subarray(64, 64 + entry.records[0].length)), issues: await h.problems(store, { cp: [self.file] }) };
+    // straight into given memory (a live view, as Python's), in two ranges, checked
+    const into = new Uint8Array(entry.records[0].length);
+    const half = into.length >> 1;
+    const intoOk = await store.readRecordInto(self.keys[0], [{ at: 0, view: into.subarray(0, half) },
+      { at: half, view: { byteLength: into.length - half, view: () => into.subarray(half) } }]);
+    return { into: intoOk && h.sameBytes(into, self.file.subarray(64, 64 + into.length)), uses: store.files, size: self.file.byteLength, rows, back, chunks: chunks.length, chunkSame: h.sameBytes(chunks[0], self.file.subarray(64, 64 + entry.records[0].length)), issues: await h.problems(store, { cp: [self.file] }) };
   });
   assert.equal(written.uses, true, 'a worker writes record files');
   assert.deepEqual(written.rows.map((r) => r.file).sort(), ['string', 'undefined'], 'the 3 MiB record in a file, the small one in chunks');
   assert.equal(written.rows.find((r) => r.file === 'string').chunkCount, 0);
   assert.equal(written.back, true, 'get() in the worker gives the file back byte for byte');
   assert.deepEqual([written.chunks, written.chunkSame], [1, true], 'readRecordChunks gives the record whole');
+  assert.equal(written.into, true, 'readRecordInto reads the file into given memory');
   assert.deepEqual(written.issues, []);
   const first = await files();
   assert.deepEqual(Object.values(first), [(3 << 20) + 64], 'one file, the record (with its padding)');
@@ -280,13 +286,15 @@ test('large records in OPFS files (a worker): written, read in the worker and th
     const dir = await (await (await navigator.storage.getDirectory()).getDirectoryHandle('elastic-lite-records')).getDirectoryHandle('db-files');
     const hd = await (await dir.getFileHandle(name)).createSyncAccessHandle();
     const one = new Uint8Array(1); hd.read(one, { at: 100 }); one[0] ^= 1; hd.write(one, { at: 100 }); hd.flush(); hd.close();
+    const into = await self.store.readRecordInto(self.keys[0], [{ at: 0, view: new Uint8Array(self.big.byteLength + 59) }]);
     const read = await self.store.readRecords([self.keys[0]]);
     const has = await self.store.hasRecords(self.keys);
     await self.store.put('cp', self.file, { createdMs: 2 });
-    return { damaged: read.damaged, has, back: self.h.sameBytes((await self.store.get('cp')).bytes, self.file) };
+    return { into, damaged: read.damaged, has, back: self.h.sameBytes((await self.store.get('cp')).bytes, self.file) };
   }, Object.keys(first)[0]);
   assert.deepEqual(damaged.damaged, [await inWorker(() => self.keys[0])]);
   assert.deepEqual(damaged.has, [false, true], 'a damaged record is not stored: written again');
+  assert.equal(damaged.into, false, 'readRecordInto: the bytes read do not match the key');
   assert.equal(damaged.back, true, 'repaired');
   let now = await files();
   for (let i = 0; i < 100 && Object.keys(now).length !== 1; i += 1) now = await files(); // removal follows the commit
@@ -302,6 +310,7 @@ test('large records in OPFS files (a worker): written, read in the worker and th
       list: await self.store.list(),
       get: await err(self.store.get('cp')),
       chunks: await err(self.store.readRecordChunks([self.keys[0]])),
+      into: await err(self.store.readRecordInto(self.keys[0], [{ at: 0, view: new Uint8Array(10) }], { check: false })),
       has: await self.store.hasRecords(self.keys),
     };
   }, Object.keys(now)[0]);
@@ -309,6 +318,7 @@ test('large records in OPFS files (a worker): written, read in the worker and th
   assert.equal(lost.get.code, 'lost');
   assert.match(lost.get.message, /Checkpoint "cp" is lost: 1 of its 2 records are no longer in this browser's storage/);
   assert.equal(lost.chunks.code, 'missing-record');
+  assert.equal(lost.into.code, 'missing-record');
   assert.match(lost.chunks.message, /removed by the browser or cleared/);
   assert.deepEqual(lost.has, [false, true]);
 

@@ -1,6 +1,6 @@
 // Restore in bounded memory: a checkpoint of 64 MiB and more is read from its store record by
-// record (_streamed.Streamed), each out-of-band buffer copied once, straight from the JS array
-// the store read into a bytearray of its own, and never assembled into one container. Here a
+// record (_streamed.Streamed), each out-of-band buffer read by the store straight into a
+// bytearray of its own (readRecordInto), and never assembled into one container. Here a
 // 72 MiB state is checkpointed into the IndexedDB store (fake-indexeddb) by one interpreter and
 // restored by a FRESH one that shares only the store: the values come back equal, the report
 // says the streamed path was taken; a record damaged behind the store's back makes the
@@ -43,10 +43,30 @@ test('a large checkpoint restores record by record in a fresh interpreter', asyn
   const reader = await freshPyodide({ store });
   await py(reader, CHECK);
 
-  await t.test('streamed: every value back, the bytearray writable', async () => {
-    const out = await pyJson(reader, `[(r := await el.host.restore("big", namespace=(ns := {})))["ok"],
+  await t.test('streamed: every value back, the bytearray writable, large records read straight into their pieces', async () => {
+    // the store's reads, seen from outside: records of 1 MiB and more must come through
+    // readRecordInto (into Python's memory), checked once each, never as JS arrays
+    const into = []; const chunked = [];
+    const { readRecordInto, readRecordChunks } = store;
+    store.readRecordInto = function (key, targets, opts) {
+      into.push([key, [...targets].length, opts?.check !== false]);
+      return readRecordInto.call(this, key, targets, opts);
+    };
+    store.readRecordChunks = function (keys) { chunked.push(...keys); return readRecordChunks.call(this, keys); };
+    try {
+      const out = await pyJson(reader, `[(r := await el.host.restore("big", namespace=(ns := {})))["ok"],
   r["streamed"], r["problems"], check(ns), ns["arr"].__setitem__(0, 7) or ns["arr"][0]]`);
-    assert.deepEqual(out, [true, true, [], want, 7]);
+      assert.deepEqual(out, [true, true, [], want, 7]);
+    } finally {
+      delete store.readRecordInto; delete store.readRecordChunks;
+    }
+    const entry = await store.getEntry('big');
+    const large = entry.records.filter((r) => r.length >= 1 << 20).map((r) => r.key);
+    assert.equal(large.length, 2, 'blob and arr are records of their own');
+    const checked = into.filter(([, , check]) => check);
+    assert.deepEqual(checked.map(([key]) => key).sort(), [...large].sort(), 'each large record read into its pieces once, checked');
+    assert.ok(checked.every(([, pieces]) => pieces >= 2), 'cut: the frame and the buffer apart');
+    assert.deepEqual(chunked.filter((k) => large.includes(k)), [], 'no large record read as JS arrays');
   });
 
   await t.test('a record changed behind the store: read whole, the damage named', async () => {

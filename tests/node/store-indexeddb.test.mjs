@@ -443,6 +443,43 @@ test('lost checkpoints: records removed behind the store\'s back are named in li
   await store.close();
 });
 
+test('readRecordInto: ranges of a record read into given memory across chunks, checked, damage and loss said plainly', async () => {
+  const idb = new IDBFactory();
+  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  const rec = payload(3500, 9);
+  const [key] = await store.putRecords([rec]);
+  // a live view (as Python hands its memory over) and a plain array, across chunk borders
+  const a = new Uint8Array(1200); const b = new Uint8Array(2300);
+  const live = { byteLength: a.byteLength, view: () => a };
+  assert.equal(await store.readRecordInto(key, [{ at: 0, view: live }, { at: 1200, view: b }]), true);
+  assert.deepEqual([...a, ...b], [...rec]);
+  // unchecked: any ranges
+  const mid = new Uint8Array(10);
+  assert.equal(await store.readRecordInto(key, [{ at: 995, view: mid }], { check: false }), true);
+  assert.deepEqual(mid, rec.subarray(995, 1005));
+  // checked ranges must cover the record in order; ranges outside it are refused
+  await assert.rejects(store.readRecordInto(key, [{ at: 0, view: a }]), /must cover the record in order/);
+  await assert.rejects(store.readRecordInto(key, [{ at: 3495, view: mid }], { check: false }), /lies outside record/);
+  // one byte changed inside the store: false, and the record is marked (written again next time)
+  const db = await store._open();
+  const tamper = (fn) => new Promise((resolve) => {
+    const tx = db.transaction(['recordChunks'], 'readwrite');
+    fn(tx.objectStore('recordChunks'));
+    tx.oncomplete = resolve;
+  });
+  await tamper((chunks) => { const g = chunks.get([key, 2]); g.onsuccess = () => { g.result.data[3] ^= 1; chunks.put(g.result); }; });
+  assert.equal(await store.readRecordInto(key, [{ at: 0, view: new Uint8Array(3500) }]), false);
+  assert.deepEqual(await store.hasRecords([key]), [false]);
+  // a chunk gone, or the record: 'missing-record', as the other reads say it
+  await tamper((chunks) => chunks.delete([key, 1]));
+  const gone = await store.readRecordInto(key, [{ at: 0, view: new Uint8Array(3500) }]).then(() => null, (e) => e);
+  assert.equal(gone?.code, 'missing-record', String(gone));
+  assert.match(gone.message, /removed by the browser or cleared/);
+  const none = await store.readRecordInto('0'.repeat(64), [{ at: 0, view: new Uint8Array(1) }]).then(() => null, (e) => e);
+  assert.equal(none?.code, 'missing-record');
+  await store.close();
+});
+
 test('storageStatus: persisted() and estimate() as the browser says them; null without navigator.storage', async (t) => {
   const store = new IndexedDBStore({ indexedDB: new IDBFactory() });
   withNavigator(t, { storage: { persisted: async () => false, estimate: async () => ({ usage: 1500, quota: 10_000 }) } });
