@@ -7,7 +7,9 @@ import {
 } from './messages.mjs';
 import { renderReport } from './report.mjs';
 import { confirmForeign } from './trust-dialog.mjs';
-import { askPersistence, lostText, storageLine } from '../js/shared/storage-status.mjs';
+import {
+  askPersistence, canAskToKeep, declinedText, lostText, storageLine, KEEP_LABEL, KEEP_TITLE,
+} from '../js/shared/storage-status.mjs';
 import { problemLine, shownText } from '../js/shared/report.mjs';
 
 export class CheckpointPanel {
@@ -62,12 +64,25 @@ export class CheckpointPanel {
     return this.items;
   }
 
-  // The browser storage line under the list (persistent or not, used and left), from host.list.
+  // The browser storage line under the list (persistent or not, used and left), from host.list,
+  // and while it is not persistent the button that asks the browser to keep it (a click: some
+  // browsers want a user gesture for navigator.storage.persist()).
   #storage(status) {
     let line = this.root.querySelector('#storage-line');
     if (!line) this.empty.after(line = h('p', { id: 'storage-line', class: 'storage-line' }));
-    line.textContent = storageLine(status);
+    line.textContent = storageLine(status) +
+      (this.declined && status?.persistent === false ? declinedText('with Export') : '');
     line.hidden = !line.textContent;
+    let keep = this.root.querySelector('#keep-checkpoints');
+    if (!keep) {
+      line.after(keep = h('button', { type: 'button', id: 'keep-checkpoints', title: KEEP_TITLE, onclick: () => this.#keep() }, KEEP_LABEL));
+    }
+    keep.hidden = !canAskToKeep(status);
+  }
+
+  async #keep() {
+    this.declined = (await askPersistence({ again: true })) === false; // kept across refreshes
+    await this.refresh();
   }
 
   #row({ name, meta, lost }) {
@@ -116,13 +131,16 @@ export class CheckpointPanel {
       } else {
         renderReport(this.reportEl, report);
         void askPersistence().then(() => this.refresh()); // best effort: ask the browser to keep them
+        // e.g. a state too large to restore in this browser: told now, before it is relied on
+        const warnings = (report.warnings ?? []).map((w) => `Warning: ${shownText(w)}`);
         showMessage({
-          level: 'ok', key: 'op',
-          title: `Checkpoint “${report.name}” saved`,
+          level: warnings.length ? 'warn' : 'ok', key: 'op',
+          title: `Checkpoint “${report.name}” saved${warnings.length ? ', with a warning' : ''}`,
           lines: [`${report.variables.length} variables stored in this browser` +
             (report.replay?.recompute?.length ? `; ${report.replay.recompute.length} to be recomputed on restore by re-running recorded cells` : '') +
             (report.skipped.length ? `; ${report.skipped.length} skipped (see the report for why).` : '.'),
-          'Reload the page, then restore it: the variables come back without re-running the cells.'],
+          ...warnings,
+          ...(warnings.length ? [] : ['Reload the page, then restore it: the variables come back without re-running the cells.'])],
         });
       }
     } catch (err) {

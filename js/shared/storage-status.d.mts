@@ -9,6 +9,10 @@ export interface ILost {
   records: number | null;
   store?: 'folder';
 }
+export const KEEP_LABEL: string;
+export const KEEP_TITLE: string;
+export function declinedText(copies?: string): string;
+export function canAskToKeep(status: IStorageStatus | null | undefined, storage?: unknown): boolean;
 export function storageStatus(storage?: unknown): Promise<IStorageStatus | null>;
 export function askPersistence(options?: { again?: boolean; storage?: unknown }): Promise<boolean | null>;
 export function sizeText(n: number): string;

@@ -21,6 +21,20 @@ export async function storageStatus(storage = globalThis.navigator?.storage) {
   return { persistent: typeof persisted === 'boolean' ? persisted : null, used: num(est?.usage), quota: num(est?.quota) };
 }
 
+/** The words of the button that asks the browser to keep the checkpoints (sidebar and demo). */
+export const KEEP_LABEL = 'Keep checkpoints (ask the browser not to evict them)';
+export const KEEP_TITLE = 'Ask the browser to keep this site\'s storage even when space runs low (navigator.storage.persist())';
+
+/** Appended to the storage line once the browser declined (`copies`: where the page keeps copies). */
+export function declinedText(copies = 'with Export or in a folder') {
+  return `. The browser declined to keep it: keep copies ${copies}.`;
+}
+
+/** Whether the button is shown: the browser says the storage is not persistent and persist() can be asked. */
+export function canAskToKeep(status, storage = globalThis.navigator?.storage) {
+  return !!status && status.persistent === false && typeof storage?.persist === 'function';
+}
+
 let asked = null;
 
 /**

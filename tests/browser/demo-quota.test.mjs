@@ -1,3 +1,5 @@
+// A checkpoint whose state would not restore in this browser's heap says so when saved, and
+// "Keep checkpoints" asks the browser to keep the storage while it is not persistent.
 // Storage full: Chromium's real quota for the test origin is set low (DevTools protocol,
 // Storage.overrideQuotaForOrigin), then a 16 MiB checkpoint is attempted over an existing one
 // of the same name. The page must say so in plain words, show progress while writing, and the
@@ -9,6 +11,7 @@ import { startTestServer } from './helpers/server.mjs';
 import {
   openDemo, runCell, checkpoint, restore, listedCheckpoints, setCellCode,
 } from './helpers/demo-page.mjs';
+import { LOWER_HEAP } from './lower-heap.mjs';
 
 let srv;
 let browser;
@@ -22,7 +25,7 @@ after(async () => {
   await srv?.close();
 });
 
-test('quota exceeded: a clear message, progress was shown, the previous checkpoint still restores', async () => {
+test('storage: a state too large for the heap warns when saved, Keep checkpoints asks the browser; quota exceeded: a clear message, progress was shown, the previous checkpoint still restores', async () => {
   const page = await browser.newPage();
   // The origin may hold 4 MiB in total. Chromium applies an override only to an origin whose
   // storage has not been opened yet, so it is set before the page first loads.
@@ -33,6 +36,32 @@ test('quota exceeded: a clear message, progress was shown, the previous checkpoi
   assert.match(await runCell(page, 1), /ok/);
   const first = await checkpoint(page, 'q');
   assert.match(first.title, /saved/, first.text);
+
+  // A state that would not restore in this browser's heap says so when it is saved: the message
+  // and the report's warnings (the heap limit lowered in this kernel, as the extension's test does)
+  await setCellCode(page, 1, LOWER_HEAP);
+  assert.match(await runCell(page, 1), /heap lowered/);
+  const warned = await checkpoint(page, 'big');
+  assert.match(warned.title, /^Checkpoint “big” saved, with a warning$/, warned.text);
+  assert.match(warned.text, /Warning: this checkpoint cannot be restored in this browser: restoring its .* needs about .* of Python's memory/);
+  assert.match(await page.locator('#report-skipped').innerText(), /Warnings\nthis checkpoint cannot be restored in this browser/);
+
+  // "Keep checkpoints" is offered while the storage is not persistent (the extension's words),
+  // and says what the browser answered
+  const keep = page.locator('#keep-checkpoints');
+  await page.locator('#storage-line').waitFor();
+  if (await page.evaluate(() => navigator.storage.persisted())) {
+    assert.equal(await keep.isVisible(), false);
+  } else {
+    assert.equal(await keep.innerText(), 'Keep checkpoints (ask the browser not to evict them)');
+    await keep.click();
+    await page.locator('#storage-line', { hasText: /^Browser storage: persistent|The browser declined to keep it: keep copies with Export\.$/ })
+      .waitFor({ timeout: 30_000 });
+    const line = await page.locator('#storage-line').innerText();
+    assert.match(line, (await page.evaluate(() => navigator.storage.persisted()))
+      ? /^Browser storage: persistent / : /^Browser storage: not persistent .*\. The browser declined to keep it: keep copies with Export\.$/);
+  }
+
   const before = await listedCheckpoints(page);
 
   // Random bytes: IndexedDB compresses values, so only incompressible data really fills it.

@@ -24,6 +24,7 @@ import {
 import { tempDirSync } from '../helpers/tempdir.mjs';
 import { runCli } from '../node/cli-helpers.mjs';
 import { DirectoryStore } from '../../js/store/directory.mjs';
+import { LOWER_HEAP } from './lower-heap.mjs';
 
 // window.showDirectoryPicker: the OPFS folder named by localStorage 'el-test-folder'.
 // In the page only, a folder's permission is what localStorage 'el-test-permission' says
@@ -181,6 +182,47 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
     await page.locator('#elastic-lite-sidebar .jp-ElasticLite-folderStatus', { hasText: 'is connected again' })
       .waitFor({ timeout: 60_000 });
     assert.equal(await page.evaluate(() => localStorage.getItem('el-test-permission')), null, 'asked the browser');
+
+    // 6. record files deleted from the folder behind the store's back (by hand, a sync tool):
+    // the sidebar marks the checkpoint lost in the folder's words, %restore names it, and
+    // "Delete lost checkpoints" deletes it from the folder
+    await runFromPalette(page, 'Checkpoint kernel');
+    await waitForStatus(page, /Checkpoint saved/);
+    await waitForItemCount(page, 1);
+    const gone = await page.locator(ITEM).first().getAttribute('data-name');
+    const removed = await page.evaluate(async (nb) => {
+      const top = await (await navigator.storage.getDirectory()).getDirectoryHandle('cli-folder');
+      const entries = await top.getDirectoryHandle('entries');
+      let doc = null;
+      for await (const [, h] of entries.entries()) {
+        const d = JSON.parse(await (await h.getFile()).text());
+        if (d.name === nb) doc = d;
+      }
+      const records = await top.getDirectoryHandle('records');
+      const keys = [...new Set(doc.records.map((r) => r.key))];
+      for (const k of keys) await records.removeEntry(k);
+      return keys.length;
+    }, gone);
+    await page.locator('#elastic-lite-sidebar button', { hasText: 'Refresh' }).click();
+    await page.locator(`${ITEM}.jp-ElasticLite-lost`).waitFor({ timeout: 60_000 });
+    assert.equal(await page.locator(`${ITEM}.jp-ElasticLite-lost .jp-ElasticLite-itemLost`).innerText(),
+      `lost: its data was removed from the folder (${removed} of ${removed} records gone)`);
+    assert.match(await page.locator('#elastic-lite-sidebar .jp-ElasticLite-lostSummary').innerText(),
+      /^1 checkpoint is lost: its data was deleted from the folder \(by hand, or by a sync or cleanup tool\)\. It cannot be restored/);
+    const magic = await appendCell(page, `%load_ext elastic_lite\n%restore ${gone}`);
+    const said = await runCell(page, magic, 'is lost');
+    assert.match(said, /is lost: its records are no longer in the folder "cli-folder"; they were deleted from it/, said);
+    await page.locator('#elastic-lite-sidebar button', { hasText: 'Delete lost checkpoints' }).click();
+    await waitForItemCount(page, 0);
+    assert.equal(await page.locator('#elastic-lite-sidebar .jp-ElasticLite-lostSummary').count(), 0);
+
+    // 7. a state that would not restore in this browser's heap says so when it is saved (the
+    // heap limit lowered in this kernel: a fresh kernel's own 256 MiB are then over it)
+    const lower = await appendCell(page, LOWER_HEAP);
+    await runCell(page, lower, 'heap lowered');
+    await runFromPalette(page, 'Checkpoint kernel');
+    const warned = await waitForStatus(page, /Checkpoint saved: .*WARNING: this checkpoint cannot be restored in this browser: restoring its .* needs about .* of Python's memory/);
+    assert.match(warned, /checkpoint fewer or smaller variables/, warned);
   } finally {
     await site.close();
   }

@@ -4,7 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { askPersistence, lostText, sizeText, storageLine, storageStatus } from '../../js/shared/storage-status.mjs';
+import {
+  askPersistence, canAskToKeep, declinedText, lostSummary, lostText, sizeText, storageLine, storageStatus,
+} from '../../js/shared/storage-status.mjs';
 
 const vectors = JSON.parse(fs.readFileSync(new URL('../vectors/storage-line.json', import.meta.url), 'utf8'));
 
@@ -31,4 +33,25 @@ test('askPersistence: once per page, again when asked from a button; a refusal o
   assert.equal(await askPersistence({ storage, again: true }), true);
   assert.equal(await askPersistence({ storage: { persist: async () => { throw new Error('no gesture'); } }, again: true }), null);
   assert.equal(await askPersistence({ storage: {} }), null, 'no persist() (a worker)');
+});
+
+test('lostSummary: how many are lost and what removed them, the browser or a folder; canAskToKeep; declinedText', () => {
+  const browser = { missing: 1, records: 2 };
+  const folder = { missing: 2, records: 2, store: 'folder' };
+  assert.equal(lostSummary([{ name: 'a' }]), '');
+  assert.equal(lostSummary([{ name: 'a', lost: browser }, { name: 'b' }]),
+    '1 checkpoint is lost: its data was removed by the browser (storage running low, days without a visit in Safari) ' +
+    'or cleared. It cannot be restored; delete it.');
+  assert.equal(lostSummary([{ lost: folder }, { lost: folder }]),
+    '2 checkpoints are lost: their data was deleted from the folder (by hand, or by a sync or cleanup tool). ' +
+    'They cannot be restored; delete them.');
+  assert.match(lostSummary([{ lost: browser }, { lost: folder }]), /^2 checkpoints are lost: their data was removed by the browser .* or cleared, or deleted from the folder/);
+  const storage = { persist: async () => true };
+  assert.equal(canAskToKeep({ persistent: false }, storage), true);
+  assert.equal(canAskToKeep({ persistent: true }, storage), false);
+  assert.equal(canAskToKeep({ persistent: null }, storage), false, 'unknown: nothing to ask');
+  assert.equal(canAskToKeep({ persistent: false }, {}), false, 'no persist() here');
+  assert.equal(canAskToKeep(null, storage), false);
+  assert.equal(declinedText(), '. The browser declined to keep it: keep copies with Export or in a folder.');
+  assert.equal(declinedText('with Export'), '. The browser declined to keep it: keep copies with Export.');
 });

@@ -574,5 +574,7 @@ export function describe(report: IReport, label = ''): string {
   if (report.problems?.length) {
     parts.push(`NOT restored: ${report.problems.map(p => problemLine(label, p)).join('; ')}`);
   }
+  // e.g. a state too large to restore in this browser's heap: said now, not at restore time
+  parts.push(...((report.warnings ?? []) as string[]).map(w => `WARNING: ${w}`));
   return parts.join(', ');
 }

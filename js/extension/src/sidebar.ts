@@ -15,6 +15,7 @@ import {
   shownText
 } from '../../shared/report.mjs';
 import { ElasticLiteController, IListed, IListing, IReport } from './controller';
+import { pageStore } from './folder';
 import { folderSection } from './folder-ui';
 import { formatTime } from './format';
 import { markLost, storageSection } from './storage-status';
@@ -133,7 +134,7 @@ export class CheckpointSidebar extends Widget {
     if (by === 'page') {
       // (not for a desktop kernel: its store is its own folder, not this browser's)
       // persistent or not, used and left; lost checkpoints (storage-status.ts)
-      body.append(storageSection(entries, () => void this.refresh()));
+      body.append(storageSection(entries, () => void this.refresh(), () => pageStore(this.controller.key(panel))));
       // where this notebook's checkpoints go: the browser or a folder on disk (folder-ui.ts)
       body.append(folderSection(panel, this.controller, () => void this.refresh()));
     }

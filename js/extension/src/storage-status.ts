@@ -4,8 +4,19 @@
 // and the checkpoints whose data the browser removed (the store lists them with `lost`), each
 // marked, with an offer to delete them. Words shared with the demo and %checkpoints
 // (js/shared/storage-status.mjs).
-import { askPersistence, ILost, lostText, storageLine, storageStatus } from '../../shared/storage-status.mjs';
-import { getStore } from './modules';
+import {
+  askPersistence,
+  canAskToKeep,
+  declinedText,
+  ILost,
+  KEEP_LABEL,
+  KEEP_TITLE,
+  lostSummary,
+  lostText,
+  storageLine,
+  storageStatus
+} from '../../shared/storage-status.mjs';
+import { IStore } from './modules';
 
 interface IMaybeLost {
   name: string;
@@ -31,9 +42,8 @@ function button(label: string, title: string, onClick: () => void): HTMLButtonEl
   return b;
 }
 
-/** Deletes checkpoints from this page's store (lost ones are only ever listed from it). */
-async function deleteLost(names: string[]): Promise<void> {
-  const store = await getStore();
+/** Deletes checkpoints from `store` (the one they were listed from: the browser's or the folder). */
+async function deleteLost(store: IStore, names: string[]): Promise<void> {
   for (const name of names) {
     await store.delete(name);
   }
@@ -45,17 +55,18 @@ async function deleteLost(names: string[]): Promise<void> {
  * deletes them (then `changed()`). Once a checkpoint exists, persistence is asked for once per
  * page.
  */
-export function storageSection(entries: IMaybeLost[], changed: () => void): HTMLElement {
+export function storageSection(
+  entries: IMaybeLost[],
+  changed: () => void,
+  listedFrom: () => Promise<IStore>
+): HTMLElement {
   const section = div('jp-ElasticLite-storage');
   const line = div('jp-ElasticLite-storageLine', 'Browser storage: …');
-  const keep = button(
-    'Keep checkpoints (ask the browser not to evict them)',
-    'Ask the browser to keep this site\'s storage even when space runs low (navigator.storage.persist())',
-    () =>
-      void askPersistence({ again: true }).then(granted => {
-        declined = granted === false;
-        return show();
-      })
+  const keep = button(KEEP_LABEL, KEEP_TITLE, () =>
+    void askPersistence({ again: true }).then(granted => {
+      declined = granted === false;
+      return show();
+    })
   );
   keep.hidden = true;
   section.append(line, keep);
@@ -63,23 +74,19 @@ export function storageSection(entries: IMaybeLost[], changed: () => void): HTML
     const status = await storageStatus();
     line.textContent =
       (storageLine(status) || 'Browser storage: not reported by this browser') +
-      (declined && status?.persistent === false
-        ? '. The browser declined to keep it: keep copies with Export or in a folder.'
-        : '');
-    keep.hidden = !status || status.persistent !== false || typeof navigator.storage?.persist !== 'function';
+      (declined && status?.persistent === false ? declinedText() : '');
+    keep.hidden = !canAskToKeep(status);
   }
   // best effort, silently: some browsers grant it by their own rules, others ask the person
   void (entries.length ? askPersistence() : Promise.resolve(null)).then(show, show);
   const lost = entries.filter(e => e.lost);
   if (lost.length) {
     section.append(
-      div(
-        'jp-ElasticLite-lostSummary jp-ElasticLite-error',
-        `${lost.length} checkpoint${lost.length === 1 ? ' is' : 's are'} lost: their data was removed by the browser ` +
-          '(storage running low, days without a visit in Safari) or cleared. They cannot be restored.'
-      ),
+      div('jp-ElasticLite-lostSummary jp-ElasticLite-error', lostSummary(lost)),
       button('Delete lost checkpoints', 'Delete the listed checkpoints whose data is gone', () =>
-        void deleteLost(lost.map(e => e.name)).then(changed, e => console.warn('Elastic Lite:', (e as Error).message))
+        void listedFrom()
+          .then(store => deleteLost(store, lost.map(e => e.name)))
+          .then(changed, e => console.warn('Elastic Lite:', (e as Error).message))
       )
     );
   }
