@@ -158,15 +158,19 @@ export async function clickCheckpoint(page) {
   return status;
 }
 
-/** The restore offer (a notification that takes no focus), once it shows; its locator. */
-export async function waitForRestoreOffer(page, timeout = 60_000) {
+/**
+ * The restore offer (a notification that takes no focus), once it shows; its locator. It asks
+ * the new kernel what Restore brings back, so it shows once that kernel has started: the same
+ * time allowed as for a kernel.
+ */
+export async function waitForRestoreOffer(page, timeout = KERNEL_MS) {
   const offer = page.locator(OFFER, { hasText: 'Restore the last checkpoint?' });
   await offer.first().waitFor({ timeout });
   return offer.first();
 }
 
 /** Waits for the restore offer, answers it ('Restore' or 'Not now'), returns its text. */
-export async function answerRestoreOffer(page, answer, timeout = 60_000) {
+export async function answerRestoreOffer(page, answer, timeout = KERNEL_MS) {
   const offer = await waitForRestoreOffer(page, timeout);
   const text = await offer.innerText();
   await offer.locator('button.jp-toast-button', { hasText: answer }).click();
