@@ -3,26 +3,60 @@
 # non-zero if any failed. Suites: the layering of py/elastic_lite (import-linter, .importlinter),
 # ctest (native, ASan+UBSan), node --test (tests/node),
 # pytest (tests/py), browser tests in Chromium (tests/browser), the package tests (tests/pack).
+# Suites that leave a core idle run side by side, in two lanes (see below); each suite's output
+# is kept in a file and printed whole when it ends, so two suites never interleave their lines.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 # Each step says how long it took: wall time, and the CPU time of its processes (less noisy on a
-# loaded machine; above the wall time when both cores were busy).
-cpu_s() { # CPU seconds (user + sys) of this script's finished child processes (/proc: Linux)
-  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($14 + $15) / hz }' "/proc/$$/stat"
+# loaded machine; above the wall time when both cores were busy). Chromium's renderers and other
+# processes a test leaves to init would not be counted: each suite runs under a subreaper that
+# reaps them, so their CPU is in the figure too.
+cpu_s() { # PID: CPU seconds (user + sys) of that shell's finished child processes (/proc: Linux)
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($14 + $15) / hz }' "/proc/$1/stat"
 }
-took() { # START_SECONDS START_CPU: "12 s, CPU 20 s" since then
-  printf '%d s, CPU %.0f s' "$((SECONDS - $1))" "$(awk -v a="$(cpu_s)" -v b="$2" 'BEGIN { print a - b }')"
+took() { # START_SECONDS START_CPU PID: "12 s, CPU 20 s" since then
+  printf '%d s, CPU %.0f s' "$((SECONDS - $1))" "$(awk -v a="$(cpu_s "$3")" -v b="$2" 'BEGIN { print a - b }')"
 }
+# reaped CMD...: runs CMD as the child of a child subreaper (prctl PR_SET_CHILD_SUBREAPER) that
+# waits for every descendant orphaned on the way, so their CPU time reaches this shell's count;
+# exits with CMD's status once CMD and the descendants still alive at that moment are gone
+# (a descendant left running after that is the suite's bug, reported, not waited for).
+REAPER_PY='
+import ctypes, os, sys, time
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+main = os.fork()
+if main == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+status = None
+while status is None:
+    pid, st = os.waitpid(-1, 0)
+    if pid == main:
+        status = os.waitstatus_to_exitcode(st)
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline:
+    try:
+        pid, _ = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        break
+    if pid == 0:
+        time.sleep(0.05)
+else:
+    print(f"[test] {sys.argv[1]}: processes it started still run after it ended", file=sys.stderr)
+sys.exit(status if status >= 0 else 128 - status)
+'
+reaped() { python3 -c "$REAPER_PY" "$@"; }
 # The packages a user installs are built too (scripts/pack.sh builds first): tests/pack
 # installs them in fresh folders.
-run_start=$SECONDS; run_cpu="$(cpu_s)"
+run_start=$SECONDS; run_cpu="$(cpu_s $$)"
 bash scripts/pack.sh || { echo "[test] build or pack failed" >&2; exit 1; }
-printf '[test] set-up, build and pack: %s\n' "$(took "$run_start" "$run_cpu")" >&2
+printf '[test] set-up, build and pack: %s\n' "$(took "$run_start" "$run_cpu" $$)" >&2
 
 # Tests remove their temporary files (tests/helpers/tempdir.mjs for JS tests): every suite runs
 # with TMPDIR in a fresh folder (outside the checkout: the package tests must run away from
 # it), and whatever is left in it at the end fails the run.
+# (The suites' buffered output is kept beside it, in $LOGS.)
+LOGS="$(mktemp -d "${TMPDIR:-/tmp}/elastic-lite-test-logs.XXXXXX")"
 TEST_TMP="$(mktemp -d "${TMPDIR:-/tmp}/elastic-lite-test.XXXXXX")"
 # Traversable (not listable) by other users: tests that run the CLI as another user (a store it
 # cannot write, run as nobody) must reach their own folders below it.
@@ -36,19 +70,23 @@ tmp_left_empty() {
   return 1
 }
 
-failed=()
+# A suite's output goes to a file, printed whole (under a lock) when the suite ends, then its
+# step line; a failed suite's name goes to $LOGS/failed. Suites are commands (run under the
+# subreaper) or functions of this script.
 suite() {
   local name="$1"; shift
-  printf '\n[test] ===== %s =====\n' "$name" >&2
-  local start=$SECONDS cpu; cpu="$(cpu_s)"
-  if "$@"; then printf '[test] %s: ok (%s)\n' "$name" "$(took "$start" "$cpu")" >&2
-  else printf '[test] %s: FAILED (%s)\n' "$name" "$(took "$start" "$cpu")" >&2; failed+=("$name"); fi
+  local log start=$SECONDS me=$BASHPID cpu result=ok took_line # me: this lane's shell
+  log="$(mktemp "$LOGS/suite.XXXXXX")"; cpu="$(cpu_s "$me")"
+  printf '[test] %s: started\n' "$name" >&2
+  if declare -F "$1" >/dev/null; then "$@" >"$log" 2>&1 || result=FAILED
+  else reaped "$@" >"$log" 2>&1 || result=FAILED; fi
+  took_line="$(took "$start" "$cpu" "$me")"
+  [ "$result" = ok ] || echo "$name" >>"$LOGS/failed"
+  { flock 9; printf '\n[test] ===== %s =====\n' "$name"; cat "$log"
+    printf '[test] %s: %s (%s)\n' "$name" "$result" "$took_line"; } 9>"$LOGS/lock" >&2
+  rm -f "$log"
 }
 
-# The layering of the Python package (.importlinter, docs/ARCHITECTURE.md): an import against
-# it fails here, naming the chain of imports.
-suite "layering (import-linter)" env PYTHONPATH=py .venv/bin/lint-imports --no-cache --no-logo
-suite "C core (ctest, ASan+UBSan)" ctest --test-dir build/native-asan --output-on-failure
 # Every Pyodide the Node tests start in Node, and the CLI they run, is restored from one memory
 # snapshot of a freshly started interpreter (js/pyodide-glue.mjs, ELASTIC_LITE_PYODIDE_SNAPSHOT):
 # the same fresh interpreter for about a tenth of the CPU its start costs (4-5 s each, hundreds
@@ -62,18 +100,32 @@ else
 fi
 shopt -s nullglob
 node_tests=(tests/node/*.test.mjs)
-[ ${#node_tests[@]} -gt 0 ] && suite "node --test" node --test --test-concurrency=2 "${node_tests[@]}"
 py_tests=(tests/py/test_*.py)
-[ ${#py_tests[@]} -gt 0 ] && suite "pytest" .venv/bin/python -m pytest -q tests/py
 browser_tests=(tests/browser/*.test.mjs)
-[ ${#browser_tests[@]} -gt 0 ] && suite "browser (Chromium)" node --test --test-concurrency=1 "${browser_tests[@]}"
 pack_tests=(tests/pack/*.test.mjs)
-[ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" env -u ELASTIC_LITE_PYODIDE_SNAPSHOT node --test --test-concurrency=1 "${pack_tests[@]}"
+# Chromium test files run two at a time: each has its own server on a port the system picks,
+# its own Chromium profile and its own temporary folders, and they mostly wait on pages and
+# kernels. EL_BROWSER_CONCURRENCY=1 runs them one by one.
+BROWSER_CONCURRENCY="${EL_BROWSER_CONCURRENCY:-2}"
+
+# Two lanes at a time. First the Node suite (two files at a time, about one and a half cores
+# busy) and beside it the layering (.importlinter: an import against it fails, naming the chain
+# of imports), ctest and pytest; then the Chromium suite and beside it the package tests.
+{ [ ${#node_tests[@]} -gt 0 ] && suite "node --test" node --test --test-concurrency=2 "${node_tests[@]}"; } &
+{ suite "layering (import-linter)" env PYTHONPATH=py .venv/bin/lint-imports --no-cache --no-logo
+  suite "C core (ctest, ASan+UBSan)" ctest --test-dir build/native-asan --output-on-failure
+  [ ${#py_tests[@]} -gt 0 ] && suite "pytest" .venv/bin/python -m pytest -q tests/py; } &
+wait
+{ [ ${#browser_tests[@]} -gt 0 ] && suite "browser (Chromium)" node --test --test-concurrency="$BROWSER_CONCURRENCY" "${browser_tests[@]}"; } &
+{ [ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" env -u ELASTIC_LITE_PYODIDE_SNAPSHOT node --test --test-concurrency=1 "${pack_tests[@]}"; } &
+wait
 
 suite "no temporary files left behind" tmp_left_empty
 
+mapfile -t failed < <(cat "$LOGS/failed" 2>/dev/null)
+rm -rf "$LOGS"
 if [ ${#failed[@]} -gt 0 ]; then
-  printf '\n[test] FAILED suites: %s (%s in all)\n' "${failed[*]}" "$(took "$run_start" "$run_cpu")" >&2
+  printf '\n[test] FAILED suites: %s (%s in all)\n' "$(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')" "$(took "$run_start" "$run_cpu" $$)" >&2
   exit 1
 fi
-printf '\n[test] all suites passed (%s in all)\n' "$(took "$run_start" "$run_cpu")" >&2
+printf '\n[test] all suites passed (%s in all)\n' "$(took "$run_start" "$run_cpu" $$)" >&2
