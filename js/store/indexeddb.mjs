@@ -1293,7 +1293,9 @@ export class IndexedDBStore {
       await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', (tx) => this._writeRecords(tx, prepared));
     } catch (err) {
       this._dropFiles(prepared);
-      throw await this._writeFailure('Saving records', prepared ? piecesTotal(prepared) : 0, err);
+      // (a record file refused in _prepare: the records' own length, not 0)
+      const needed = prepared ? piecesTotal(prepared) : (Array.isArray(records) ? records : []).reduce((n, r) => n + piecesLength(recordPieces(r)), 0);
+      throw await this._writeFailure('Saving records', needed, err);
     }
     return prepared.map((r) => r.key);
   }

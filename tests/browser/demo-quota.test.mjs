@@ -85,7 +85,8 @@ test('storage: a state too large for the heap warns when saved, Keep checkpoints
   // the panel's storage line says what navigator.storage.persisted() says in the page
   const persisted = await page.evaluate(() => navigator.storage.persisted());
   assert.match(await page.locator('#storage-line').innerText(),
-    persisted ? /^Browser storage: persistent \(.* used, .* left$/ : /^Browser storage: not persistent \(.* used, .* left$/);
+    persisted ? /^Browser storage: persistent \(.* used, .* left$/
+      : /^Browser storage: not persistent \(.* used, .* left\. The browser declined to keep it: keep copies with Export\.$/);
   const seen = await page.evaluate(() => window.__progressSeen);
   assert.ok(seen.some((t) => /Writing to browser storage/.test(t)), JSON.stringify(seen));
 
