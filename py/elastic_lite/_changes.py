@@ -351,6 +351,11 @@ def _machinery(code):
 def _roots():
     paths = sysconfig.get_paths()
     std = [os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib") if paths.get(k)]
+    # where the standard library really is: Pyodide imports it from /lib/python314.zip,
+    # while sysconfig names /lib/python3.14 (without this, every call of json, re, asyncio...
+    # counted as library code: a cell using them gave the fast path up, and each call paid
+    # a monitoring event that walks the stack)
+    std.append(os.path.realpath(os.path.dirname(os.__file__)))
     pkgs = []
     for mod in _MACHINERY:
         m = sys.modules.get(mod)
