@@ -1,12 +1,14 @@
-// DirectoryStore on a real temporary directory. Crashes are real: a child process is killed
-// with SIGKILL at each file-system step of a write, one run per step; collisions are real:
-// two Node processes write one name.
+// DirectoryStore on a real temporary directory. Crashes: a child process writes, and the
+// directory as a kill at each of its file-system steps would leave it is checked (snapshots of
+// one run; real SIGKILLs at some steps leave the same files); collisions are real: two Node
+// processes write one name.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { DirectoryStore, nameToStem, stemToName } from '../../js/store/directory.mjs';
 import { DirectoryStore as DirectoryStoreV1 } from './store-fixtures/v1/directory.mjs';
 import { storeContract, payload, formatTwo, expectedKey, assertWhole } from './store-contract.mjs';
@@ -172,12 +174,32 @@ test('disk full: a clear message, the old checkpoint kept, nothing left behind',
 // ---- a kill at every step -------------------------------------------------------------------
 
 // Runs in a child: counts every file-system call that changes something (and every
-// FileHandle write/sync/close) and SIGKILLs the process just before call number KILL_AT.
+// FileHandle write/sync/close). With KILL_AT it SIGKILLs the process just before call number
+// KILL_AT. With SNAPSHOTS it copies DIR to SNAPSHOTS/<n> just before every call n instead
+// (cp -a: modes and nanosecond times kept; the process is frozen meanwhile) and runs on: what a
+// kill before each call would leave, every call of one run, in one process.
 const KILL_HARNESS = `
   import fs from 'node:fs/promises';
+  import { execFileSync } from 'node:child_process';
   const killAt = Number(process.env.KILL_AT);
+  const snapshots = process.env.SNAPSHOTS;
   let calls = 0;
-  const step = () => { calls += 1; if (calls === killAt) process.kill(process.pid, 'SIGKILL'); };
+  const snapshot = () => {
+    const to = snapshots + '/' + calls;
+    // a call still in flight may change DIR while it is copied (as it may at a kill): again
+    for (let i = 0; ; i += 1) {
+      try { execFileSync('cp', ['-a', process.env.DIR, to], { stdio: 'ignore' }); return; } catch (err) {
+        execFileSync('rm', ['-rf', to]);
+        if (i === 5) throw err;
+      }
+    }
+  };
+  const step = () => {
+    calls += 1;
+    if (snapshots) snapshot();
+    else if (calls === killAt) process.kill(process.pid, 'SIGKILL');
+  };
+  process.on('exit', () => { if (snapshots) console.log('steps ' + calls); });
   const fh = await fs.open(process.execPath, 'r');
   const proto = Object.getPrototypeOf(fh);
   await fh.close();
@@ -233,15 +255,28 @@ test('killed at every step of put, a streamed write, retention and delete: every
     await store.delete('other');
     console.log('finished');`;
 
-  let killAt = 1;
-  for (;; killAt += 1) {
-    const dir = await tempDir();
-    const setup = new DirectoryStore(dir);
-    await setup.put('nb', v.nb1, { notebook: 'n', createdMs: 1 });
-    await setup.put('other', v.other, { createdMs: 2 });
-    await new DirectoryStoreV1(dir).put('old', v.old, { createdMs: 0 });
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', KILL_HARNESS + scenario],
-      { env: { ...process.env, KILL_AT: String(killAt), DIR: dir }, encoding: 'utf8' });
+  // Every kill point is checked on the directory a kill there leaves: the snapshots of one run
+  // (KILL_HARNESS); a real SIGKILL at some of them leaves the same files, and is checked too.
+  const base = await tempDir();
+  const setup = new DirectoryStore(base);
+  await setup.put('nb', v.nb1, { notebook: 'n', createdMs: 1 });
+  await setup.put('other', v.other, { createdMs: 2 });
+  await new DirectoryStoreV1(base).put('old', v.old, { createdMs: 0 });
+  // cp -a: the nanosecond times a store compares are kept (fs.cp rounds them)
+  const copyOfBase = async () => { const dir = await tempDir(); execFileSync('cp', ['-a', `${base}/.`, dir]); return dir; };
+  const run = (dir, env) => spawnSync(process.execPath, ['--input-type=module', '-e', KILL_HARNESS + scenario],
+    { env: { ...process.env, ...env, DIR: dir }, encoding: 'utf8' });
+
+  const snapshots = await tempDir();
+  const finishedDir = await copyOfBase();
+  const r = run(finishedDir, { SNAPSHOTS: snapshots });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /finished/);
+  const steps = Number(/steps (\d+)/.exec(r.stdout)[1]);
+
+  // What a store must find after a crash in `dir`: every listed checkpoint whole, the previous
+  // version's kept, the sweep removes no checkpoint and leaves no debris, and it works on.
+  const afterCrash = async (dir, killAt) => {
     const store = new DirectoryStore(dir, { orphanGraceMs: 0 });
     const names = await assertWhole(store, versions);
     assert.ok(names.includes('old'), `kill at step ${killAt}: the checkpoint of the previous version is kept`);
@@ -250,17 +285,65 @@ test('killed at every step of put, a streamed write, retention and delete: every
     assert.deepEqual(await assertWhole(store, versions), names, 'the sweep removes no checkpoint');
     await store.put('after', payload(10, 9), {}); // the store works on
     assert.deepEqual((await store.get('after')).bytes, payload(10, 9));
-    await fs.rm(dir, { recursive: true, force: true });
-    if (r.signal !== 'SIGKILL') {
-      assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stdout, /finished/);
-      assert.deepEqual(names, ['old', 's', 'x'], 'the uninterrupted run ends with nb expired and other deleted');
-      break;
+    return names;
+  };
+  const real = new Set([1, 2, Math.floor(steps / 4), Math.floor(steps / 2), Math.floor((3 * steps) / 4), steps]);
+  // A kill between a write and its sync or close leaves the same directory as a kill after them:
+  // a state seen before (every name, mode, nanosecond time and byte alike) is not checked again.
+  const checked = new Map();
+  for (let killAt = 1; killAt <= steps; killAt += 1) {
+    const snap = path.join(snapshots, String(killAt));
+    if (real.has(killAt)) {
+      const dir = await copyOfBase();
+      const k = run(dir, { KILL_AT: String(killAt) });
+      assert.equal(k.signal, 'SIGKILL', `kill at step ${killAt}: ${k.stderr}`);
+      assert.deepEqual(await files(dir), await files(snap), `kill at step ${killAt}: the snapshot is what a kill leaves`);
+      await afterCrash(dir, killAt);
+      await fs.rm(dir, { recursive: true, force: true });
     }
+    const state = await stateOf(snap);
+    if (!checked.has(state)) checked.set(state, await afterCrash(snap, killAt));
+    await fs.rm(snap, { recursive: true, force: true });
   }
-  console.log(`# killed at each of ${killAt - 1} steps`);
-  assert.ok(killAt > 40, `the scenario has ${killAt - 1} steps, each one killed once`);
+  assert.deepEqual(await afterCrash(finishedDir, steps + 1), ['old', 's', 'x'], 'the uninterrupted run ends with nb expired and other deleted');
+  console.log(`# killed at each of ${steps} steps (${real.size} of them by a real SIGKILL): ${checked.size} different directories`);
+  assert.ok(steps > 40, `the scenario has ${steps} steps, each one killed once`);
 });
+
+/** Everything of dir a store could see: each name, mode, nanosecond time and content. */
+async function stateOf(dir) {
+  const parts = [];
+  for (const e of await fs.readdir(dir, { recursive: true, withFileTypes: true })) {
+    const abs = path.join(e.parentPath ?? e.path, e.name);
+    const st = await fs.lstat(abs, { bigint: true });
+    const bytes = e.isFile() ? createHash('sha256').update(await fs.readFile(abs)).digest('hex') : '';
+    parts.push(`${path.relative(dir, abs)} ${st.mode} ${e.isDirectory() ? '' : st.mtimeNs} ${bytes}`);
+  }
+  return parts.sort().join('\n');
+}
+
+/**
+ * The files under dir, to compare two directories a crash left: { name: contents }, with what
+ * differs from run to run made alike: the process id and random part of temporary names
+ * (several such files: their contents in order), a lock file's holder (pid, token, time), the
+ * signing key (random) and the signatures and key ids made with it.
+ */
+async function files(dir) {
+  const signed = new Set(['mac', 'sig', 'keyId', 'previousKeyIds']);
+  const alike = (doc) => (Array.isArray(doc) ? doc.map(alike) : doc && typeof doc === 'object'
+    ? Object.fromEntries(Object.entries(doc).map(([k, x]) => [k, signed.has(k) ? '(signed)' : alike(x)])) : doc);
+  const out = {};
+  for (const f of await tree(dir)) {
+    const name = f.replace(/\.tmp-\d+-[0-9a-f]+/, '.tmp-PID-RANDOM');
+    let content = await fs.readFile(path.join(dir, f), 'utf8');
+    if (/\.lock$|-lock$/.test(f)) content = '(a lock holder)';
+    else if (/^signing-key/.test(f)) content = '(a signing key)';
+    else { try { content = JSON.stringify(alike(JSON.parse(content))); } catch { /* bytes, or JSON cut short */ } }
+    (out[name] ??= []).push(content);
+  }
+  for (const v of Object.values(out)) v.sort();
+  return out;
+}
 
 // ---- writers never collide -------------------------------------------------------------------
 
