@@ -6,6 +6,7 @@ import { CheckpointPanel } from './checkpoints.mjs';
 import { initMessages, showMessage, explainError } from './messages.mjs';
 import { formatBytes, formatTime } from './format.mjs';
 import { offerPublishedState } from './published.mjs';
+import { FolderChoice } from './folder.mjs';
 
 const $ = (sel) => document.querySelector(sel);
 initMessages($('#messages'));
@@ -26,6 +27,10 @@ kernel.onStatus = ({ state, message }) => { kernelState = state; renderStatus(me
 
 const notebook = new Notebook($('#cells'), kernel, { onBusy });
 const panel = new CheckpointPanel($('.panel'), kernel, { onBusy });
+// this browser's storage or a folder on disk; the list shows the store checkpoints go to
+const where = new FolderChoice($('.panel .import-row'), kernel, {
+  onChange: () => { panel.folder = where.folder; return panel.refresh(); },
+});
 
 $('#run-all').addEventListener('click', () => notebook.runAll());
 $('#add-cell').addEventListener('click', () => notebook.addCell('', { focus: true }));
@@ -51,6 +56,8 @@ async function start() {
     explainError({ kind: 'setup', message: info.reason ?? 'Elastic Lite is not available.' }, { action: 'start' });
     return;
   }
+  where.show(info.where);
+  panel.folder = where.folder;
   const items = await panel.refresh();
   const choice = items.find((i) => i.name === panel.restoreChoice); // the kernel's pick (host.list)
   if (choice) offerRestore(choice);

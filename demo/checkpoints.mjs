@@ -18,6 +18,7 @@ export class CheckpointPanel {
     this.kernel = kernel;
     this.onBusy = onBusy;
     this.items = [];
+    this.folder = null; // the folder's name while checkpoints go there (folder.mjs), else null
     const $ = (sel) => root.querySelector(sel);
     this.nameInput = $('#checkpoint-name');
     this.tbody = $('#checkpoint-list tbody');
@@ -57,6 +58,7 @@ export class CheckpointPanel {
     this.items = report.checkpoints;
     this.nameInput.placeholder = report.default_name; // what the kernel calls a checkpoint without a name
     this.restoreChoice = report.restore_choice; // what a restore without a name brings back
+    this.empty.textContent = this.folder ? `No checkpoints in the folder “${this.folder}” yet.` : 'No checkpoints stored in this browser yet.';
     this.empty.hidden = this.items.length > 0;
     this.table.hidden = this.items.length === 0;
     this.tbody.replaceChildren(...this.items.map((item) => this.#row(item)));
@@ -136,7 +138,7 @@ export class CheckpointPanel {
         showMessage({
           level: warnings.length ? 'warn' : 'ok', key: 'op',
           title: `Checkpoint “${report.name}” saved${warnings.length ? ', with a warning' : ''}`,
-          lines: [`${report.variables.length} variables stored in this browser` +
+          lines: [`${report.variables.length} variables stored in ${this.folder ? `the folder “${this.folder}”` : 'this browser'}` +
             (report.replay?.recompute?.length ? `; ${report.replay.recompute.length} to be recomputed on restore by re-running recorded cells` : '') +
             (report.skipped.length ? `; ${report.skipped.length} skipped (see the report for why).` : '.'),
           ...warnings,

@@ -9,7 +9,8 @@ const NOTEBOOK = 'demo';
 const WHEELS_URL = new URL('../build/wheels/', import.meta.url).href;
 
 let pyodide = null;
-let store = null;
+let store = null; // the store elastic_lite writes: browserStore, or the folder the person picked
+let browserStore = null;
 
 // Loads the IndexedDB store and elastic_lite (through the glue) into `py`. A missing build is
 // reported as a reason, not thrown: the page says what to do.
@@ -17,7 +18,7 @@ export async function setup(py) {
   let step = 'the IndexedDB store (js/store/indexeddb.mjs)';
   try {
     const { IndexedDBStore } = await import('../js/store/indexeddb.mjs');
-    store = new IndexedDBStore({ dbName: 'elastic-lite-demo' });
+    store = browserStore = new IndexedDBStore({ dbName: 'elastic-lite-demo' });
     step = 'elastic_lite into Python (js/pyodide-glue.mjs, build/wheels/)';
     const { installElasticLite } = await import('../js/pyodide-glue.mjs');
     (await installElasticLite(py, { wheelsUrl: WHEELS_URL, store })).destroy();
@@ -26,7 +27,24 @@ export async function setup(py) {
     return { elasticLite: false, reason: `Loading ${step} failed: ${err?.message ?? err}.` };
   }
   pyodide = py;
-  return { elasticLite: true };
+  return { elasticLite: true, where: await chooseStore() };
+}
+
+// Where the checkpoints go (js/store/folder.mjs): the folder remembered in this origin when it
+// is the demo's choice and the browser grants access to it (a worker can only ask whether it
+// does; the page asks the person), else this browser's IndexedDB. {folder, state} for the page.
+async function chooseStore() {
+  let found = { store: null, folder: null, state: 'none' };
+  try {
+    found = await (await import('../js/store/folder.mjs')).folderStoreFor(NOTEBOOK);
+  } catch { /* no File System Access here: the browser's storage */ }
+  const same = store?.handle && found.store && await store.handle.isSameEntry(found.store.handle);
+  if (!same) {
+    store = found.store ?? browserStore; // one FolderStore per folder: it sweeps once
+    const el = pyodide.pyimport('elastic_lite');
+    try { el.set_store(store); } finally { el.destroy(); }
+  }
+  return { folder: found.folder, state: found.state };
 }
 
 function host(op, kwargs, options) {
@@ -49,6 +67,15 @@ function progressOf(progress) {
 }
 
 export const ops = {
+  // The folder the person picked in the page (`handle`, a FileSystemDirectoryHandle the page
+  // was granted) becomes the demo's store; `browser`: back to this browser's storage; neither:
+  // the remembered choice again (after the page was granted access anew).
+  where: async ({ handle, browser }) => {
+    const m = await import('../js/store/folder.mjs');
+    if (handle) await m.rememberFolder(handle);
+    if (handle || browser) await m.setFolderDefault(NOTEBOOK, !!handle);
+    return chooseStore();
+  },
   // Every cell is recorded by the session's history (host.run_cell), as In [count].
   run: ({ code, cellId, count }) => host('run_cell', { code, label: `cell ${cellId}`, count }),
   checkpoint: ({ name }, { progress }) =>

@@ -31,7 +31,13 @@ test('storage: a state too large for the heap warns when saved, Keep checkpoints
   // storage has not been opened yet, so it is set before the page first loads.
   const cdp = await browser.context.newCDPSession(page);
   await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(srv.url).origin, quotaSize: 4 * 1024 * 1024 });
+  // the folder picker answers with a folder of the origin's private file system (a real
+  // directory handle; no Chromium switch picks a disk folder without the dialog)
+  await page.addInitScript(() => {
+    window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle('demo-folder', { create: true });
+  });
   await openDemo(page, srv.url);
+  assert.equal(await page.locator('#where-line').innerText(), 'Checkpoints are saved in this browser.');
   await setCellCode(page, 1, 'marker = "first"\nprint("ok")');
   assert.match(await runCell(page, 1), /ok/);
   const first = await checkpoint(page, 'q');
@@ -98,6 +104,37 @@ test('storage: a state too large for the heap warns when saved, Keep checkpoints
   const restored = await restore(page, 'q');
   assert.match(restored.title, /Restored “q”/, restored.text);
   assert.match(await runCell(page, 1), /^first False$/m);
+
+  // What the quota message offers: "Save checkpoints to a folder…" makes a folder the store;
+  // the next checkpoint goes there (the CLI's layout), a reload keeps the choice and restores
+  // from it, and "Use browser storage" goes back
+  await page.getByRole('button', { name: 'Save checkpoints to a folder…' }).click();
+  await page.locator('#where-line', { hasText: 'Checkpoints are saved in the folder “demo-folder” on disk' }).waitFor({ timeout: 30_000 });
+  await page.locator('#list-empty', { hasText: 'No checkpoints in the folder “demo-folder” yet.' }).waitFor({ timeout: 30_000 });
+  await setCellCode(page, 1, 'marker = "in the folder"\nprint("ok")');
+  assert.match(await runCell(page, 1), /ok/);
+  const inFolder = await checkpoint(page, 'f');
+  assert.match(inFolder.text, /variables stored in the folder “demo-folder”/, inFolder.text);
+  const files = await page.evaluate(async () => {
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('demo-folder');
+    const out = [];
+    for await (const [n, h] of dir.entries()) {
+      if (h.kind === 'directory') for await (const m of h.keys()) out.push(`${n}/${m}`);
+      else out.push(n);
+    }
+    return out;
+  });
+  assert.ok(files.includes('entries/f.json') && files.some((f) => /^records\/[0-9a-f]{64}$/.test(f)), files.join(' '));
+  assert.deepEqual((await listedCheckpoints(page)).map((c) => c.name), ['f']);
+  await openDemo(page, srv.url);
+  assert.match(await page.locator('#where-line').innerText(), /^Checkpoints are saved in the folder “demo-folder” on disk/);
+  await setCellCode(page, 1, 'print(marker)');
+  assert.match((await restore(page, 'f')).title, /Restored “f”/);
+  assert.match(await runCell(page, 1), /^in the folder$/m);
+  await page.getByRole('button', { name: 'Use browser storage' }).click();
+  await page.locator('#where-line', { hasText: /^Checkpoints are saved in this browser\.$/ }).waitFor({ timeout: 30_000 });
+  await page.waitForFunction(() => [...document.querySelectorAll('#checkpoint-list tbody tr')].some((r) => r.dataset.name === 'q'),
+    null, { timeout: 30_000 });
 
   browser.assertOffline();
 });
