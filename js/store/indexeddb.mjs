@@ -1346,20 +1346,26 @@ export class IndexedDBStore {
     const list = [...keys];
     list.forEach((k) => { if (!isRecordKey(k)) throw new Error(`Not a record key: ${JSON.stringify(k)}.`); });
     const db = await this._open();
-    // record files present now (a file written after this is at worst written again)
-    const names = await recordFileNames(this.dbName).catch(() => null);
-    return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', async (tx) => {
+    const files = new Map(); // index -> file name: looked for after the transaction
+    const found = await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', async (tx) => {
       const store = tx.objectStore(RECORDS);
       const rows = await Promise.all(list.map((k) => req(store.get(k))));
-      // a row whose chunks or file were removed behind the store's back is not stored: written again
-      const gone = await Promise.all(rows.map((row) => {
+      // a row whose chunks were removed behind the store's back is not stored: written again
+      const gone = await Promise.all(rows.map((row, i) => {
         if (!row || row.damaged) return true;
-        return isFileRow(row) ? !(names && names.has(row.file)) : recordGone(tx, row.key);
+        if (isFileRow(row)) { files.set(i, row.file); return false; }
+        return recordGone(tx, row.key);
       }));
       const pinnedMs = Date.now();
       rows.forEach((row, i) => { if (!gone[i]) store.put({ ...row, pinnedMs }); });
       return gone.map((g) => !g);
     });
+    // so is one whose file is gone (its pin is harmless: the write replaces the row)
+    if (files.size) {
+      const names = await recordFileNames(this.dbName).catch(() => null);
+      for (const [i, file] of files) if (!(names && names.has(file))) found[i] = false;
+    }
+    return found;
   }
 
   /**
