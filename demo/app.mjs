@@ -7,6 +7,7 @@ import { initMessages, showMessage, explainError } from './messages.mjs';
 import { formatBytes, formatTime } from './format.mjs';
 import { offerPublishedState } from './published.mjs';
 import { FolderChoice } from './folder.mjs';
+import { removedText, storageRemoved } from '../js/shared/storage-status.mjs';
 
 const $ = (sel) => document.querySelector(sel);
 initMessages($('#messages'));
@@ -56,6 +57,8 @@ async function start() {
     explainError({ kind: 'setup', message: info.reason ?? 'Elastic Lite is not available.' }, { action: 'start' });
     return;
   }
+  const gone = await storageRemoved(); // the browser removed this site's storage since checkpoints were saved
+  if (gone) showMessage({ level: 'warn', key: 'removed', title: 'Your checkpoints were removed by the browser', lines: [removedText(gone)] });
   where.show(info.where);
   panel.folder = where.folder;
   const items = await panel.refresh();

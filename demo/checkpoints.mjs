@@ -8,7 +8,7 @@ import {
 import { renderReport } from './report.mjs';
 import { confirmForeign } from './trust-dialog.mjs';
 import {
-  askPersistence, canAskToKeep, declinedText, lostText, storageLine, KEEP_LABEL, KEEP_TITLE,
+  askPersistence, canAskToKeep, declinedText, lostText, markSaved, storageLine, KEEP_LABEL, KEEP_TITLE,
 } from '../js/shared/storage-status.mjs';
 import { problemLine, shownText } from '../js/shared/report.mjs';
 
@@ -63,6 +63,7 @@ export class CheckpointPanel {
     this.table.hidden = this.items.length === 0;
     this.tbody.replaceChildren(...this.items.map((item) => this.#row(item)));
     this.#storage(report.storage);
+    if (this.items.length && !this.folder) void markSaved(); // so a later page can tell if the browser removes them
     return this.items;
   }
 

@@ -19,3 +19,6 @@ export function sizeText(n: number): string;
 export function storageLine(status: IStorageStatus | null | undefined): string;
 export function lostText(lost: ILost | null | undefined): string;
 export function lostSummary(entries: { lost?: ILost | null }[] | null | undefined): string;
+export function storageRemoved(options?: { indexedDB?: unknown; localStorage?: unknown; again?: boolean }): Promise<{ sinceMs: number } | null>;
+export function markSaved(options?: { indexedDB?: unknown; localStorage?: unknown; now?: number }): Promise<void>;
+export function removedText(gone: { sinceMs: number }): string;

@@ -103,3 +103,94 @@ export function lostSummary(entries) {
   return `${lost.length} checkpoint${lost.length === 1 ? ' is' : 's are'} lost: ${lost.length === 1 ? 'its' : 'their'} data was ${why}. ` +
     `${lost.length === 1 ? 'It cannot' : 'They cannot'} be restored; delete ${lost.length === 1 ? 'it' : 'them'}.`;
 }
+
+// ---- the whole store removed ----------------------------------------------------------------
+//
+// When the browser evicts an origin it removes all of its IndexedDB at once: the store's
+// database is then simply empty, and nothing inside it can tell. localStorage is kept apart:
+// Chromium and Firefox do not evict it under storage pressure (it has its own small limit), so a
+// mark kept in both says what happened: once a checkpoint is saved in this browser, a small
+// database holds an id and localStorage the same id with the time; a page that finds the id in
+// localStorage but a fresh database knows the browser removed this site's storage (or someone
+// cleared it) after that time. Where localStorage goes too (Safari's limit on script-writable
+// storage, "clear site data") both marks are gone and nothing is claimed.
+
+const MARK_KEY = 'elastic-lite:saved-in-this-browser';
+const MARK_DB = 'elastic-lite-mark';
+
+function markDb(idb) {
+  return new Promise((resolve, reject) => {
+    const req = idb.open(MARK_DB, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore('mark');
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+// The database's id (made now when `create` and there is none), or null.
+async function dbMark(idb, create) {
+  const db = await markDb(idb);
+  try {
+    return await new Promise((resolve, reject) => {
+      const tx = db.transaction('mark', 'readwrite');
+      const store = tx.objectStore('mark');
+      let id = null;
+      const get = store.get('id');
+      get.onsuccess = () => {
+        id = typeof get.result === 'string' ? get.result : null;
+        if (id === null && create) store.put(id = globalThis.crypto.randomUUID(), 'id');
+      };
+      tx.oncomplete = () => resolve(id);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+function lsMark(ls) {
+  try {
+    const m = JSON.parse(ls.getItem(MARK_KEY) ?? 'null');
+    return m && typeof m.id === 'string' && Number.isFinite(m.sinceMs) ? m : null;
+  } catch {
+    return null;
+  }
+}
+
+let removedOnce = null;
+
+/**
+ * {sinceMs} when checkpoints were saved in this browser's storage (since that time) and this
+ * site's IndexedDB has been removed since, else null. Checked once per page (`again`: anew);
+ * the mark is then forgotten, so it is said in this page only. Never throws.
+ */
+export function storageRemoved({ indexedDB = globalThis.indexedDB, localStorage = globalThis.localStorage, again = false } = {}) {
+  if (!removedOnce || again) {
+    removedOnce = (async () => {
+      const had = lsMark(localStorage);
+      if (!had) return null;
+      const id = await dbMark(indexedDB, false);
+      if (id === had.id) return null;
+      localStorage.removeItem(MARK_KEY);
+      return id === null ? { sinceMs: had.sinceMs } : null; // another id: not ours to judge
+    })().catch(() => null);
+  }
+  return removedOnce;
+}
+
+/** Remembers that this browser's storage holds checkpoints (after the page has looked for a removal). Never throws. */
+export async function markSaved({ indexedDB = globalThis.indexedDB, localStorage = globalThis.localStorage, now = Date.now() } = {}) {
+  try {
+    await storageRemoved({ indexedDB, localStorage });
+    const id = await dbMark(indexedDB, true);
+    if (lsMark(localStorage)?.id !== id) localStorage.setItem(MARK_KEY, JSON.stringify({ id, sinceMs: now }));
+  } catch { /* best effort: no localStorage here, or it is full */ }
+}
+
+/** What the page says when storageRemoved() found the store removed (`gone`: its answer). */
+export function removedText(gone) {
+  return `The checkpoints saved in this browser since ${new Date(gone.sinceMs).toLocaleString()} are gone: the browser ` +
+    'removed this site\'s storage (browsers may when space runs low, Safari after days without a visit), or it was ' +
+    'cleared. Keep copies outside the browser: Export, or save checkpoints to a folder.';
+}

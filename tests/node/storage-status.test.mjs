@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import {
   askPersistence, canAskToKeep, declinedText, lostSummary, lostText, sizeText, storageLine, storageStatus,
+  markSaved, storageRemoved, removedText,
 } from '../../js/shared/storage-status.mjs';
+import { IDBFactory } from 'fake-indexeddb';
 
 const vectors = JSON.parse(fs.readFileSync(new URL('../vectors/storage-line.json', import.meta.url), 'utf8'));
 
@@ -54,4 +56,32 @@ test('lostSummary: how many are lost and what removed them, the browser or a fol
   assert.equal(canAskToKeep(null, storage), false);
   assert.equal(declinedText(), '. The browser declined to keep it: keep copies with Export or in a folder.');
   assert.equal(declinedText('with Export'), '. The browser declined to keep it: keep copies with Export.');
+});
+
+/** localStorage as a page has it (strings by key). */
+function fakeLocalStorage() {
+  const m = new Map();
+  return { getItem: (k) => (m.has(k) ? m.get(k) : null), setItem: (k, v) => m.set(k, String(v)), removeItem: (k) => m.delete(k) };
+}
+
+test('storageRemoved: the whole IndexedDB removed (as eviction does) while localStorage stays is found and said once; nothing is claimed otherwise', async () => {
+  const localStorage = fakeLocalStorage();
+  let indexedDB = new IDBFactory();
+  const check = () => storageRemoved({ indexedDB, localStorage, again: true });
+  assert.equal(await check(), null, 'nothing saved yet');
+  await markSaved({ indexedDB, localStorage, now: 1000 });
+  assert.equal(await check(), null, 'the marks agree');
+  await markSaved({ indexedDB, localStorage, now: 2000 });
+  assert.equal(JSON.parse(localStorage.getItem('elastic-lite:saved-in-this-browser')).sinceMs, 1000, 'the first save\'s time is kept');
+  indexedDB = new IDBFactory(); // the origin's databases removed, localStorage kept (Chromium's eviction)
+  assert.deepEqual(await check(), { sinceMs: 1000 });
+  assert.equal(await check(), null, 'said once');
+  assert.match(removedText({ sinceMs: 1000 }), /^The checkpoints saved in this browser since .* are gone: the browser removed this site's storage .*, or it was cleared\. Keep copies outside the browser: Export, or save checkpoints to a folder\.$/);
+  // saved again: a new mark; both gone (Safari, "clear site data"): nothing to say
+  await markSaved({ indexedDB, localStorage, now: 3000 });
+  assert.equal(await check(), null);
+  assert.equal(await storageRemoved({ indexedDB: new IDBFactory(), localStorage: fakeLocalStorage(), again: true }), null);
+  // no localStorage, or a failing one: null, never a throw
+  assert.equal(await storageRemoved({ indexedDB, localStorage: undefined, again: true }), null);
+  await markSaved({ indexedDB, localStorage: { getItem() { throw new Error('denied'); } } });
 });

@@ -13,7 +13,10 @@ import {
   KEEP_TITLE,
   lostSummary,
   lostText,
+  markSaved,
+  removedText,
   storageLine,
+  storageRemoved,
   storageStatus
 } from '../../shared/storage-status.mjs';
 import { IStore } from './modules';
@@ -79,6 +82,18 @@ export function storageSection(
   }
   // best effort, silently: some browsers grant it by their own rules, others ask the person
   void (entries.length ? askPersistence() : Promise.resolve(null)).then(show, show);
+  // the whole store removed since checkpoints were saved in it (said in this page), and the
+  // mark that lets a later page tell, while this browser's store (not a folder) holds some
+  const removed = div('jp-ElasticLite-removed jp-ElasticLite-error');
+  removed.hidden = true;
+  section.append(removed);
+  void storageRemoved().then(gone => {
+    removed.hidden = !gone;
+    removed.textContent = gone ? removedText(gone) : '';
+  });
+  if (entries.length) {
+    void listedFrom().then(store => ('handle' in store ? undefined : markSaved()));
+  }
   const lost = entries.filter(e => e.lost);
   if (lost.length) {
     section.append(
