@@ -54,11 +54,18 @@ def type_name(value):
 
 
 def human_size(n):
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024.0
-    return f"{n} B"
+    """'512 B', '3.4 MiB': binary units, one decimal rounded half up (the rule of JS's
+    storage-status.mjs sizeText; tests/vectors/storage-line.json)."""
+    n = int(n)
+    if n < 1024:
+        return f"{n} B"
+    unit, name = 1024, "KiB"
+    for next_name in ("MiB", "GiB", "TiB"):
+        if n < unit * 1024:
+            break
+        unit, name = unit * 1024, next_name
+    tenths = (n * 10 + unit // 2) // unit
+    return f"{tenths // 10}.{tenths % 10} {name}"
 
 
 def problem(kind, message, names=(), record=None, code=None, calls=(), offset=None):

@@ -11,6 +11,7 @@ two in step). A listed checkpoint whose records are gone carries `lost` (the JS 
 `as_lost` turns the store's "records not in the store" into a sentence naming the checkpoint.
 """
 
+from ._report import human_size
 from ._store import StoreError, _plain
 
 
@@ -30,18 +31,7 @@ async def storage_status(store):
     return {k: status.get(k) for k in ("persistent", "used", "quota")}
 
 
-def size_text(n):
-    """'512 B', '3.4 MiB': binary units, one decimal rounded half up (as the JS copy)."""
-    n = int(n)
-    if n < 1024:
-        return f"{n} B"
-    unit, name = 1024, "KiB"
-    for next_name in ("MiB", "GiB", "TiB"):
-        if n < unit * 1024:
-            break
-        unit, name = unit * 1024, next_name
-    tenths = (n * 10 + unit // 2) // unit
-    return f"{tenths // 10}.{tenths % 10} {name}"
+size_text = human_size  # the one byte size rule of every Python message
 
 
 def _number(v):

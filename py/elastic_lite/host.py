@@ -40,22 +40,14 @@ import traceback
 
 from . import _history, _jsbytes, _session, _store
 from ._capture import default_namespace
-from ._kernel_session import (SESSION, EMPTY, bad_name, fail, inspection, is_manifest, new_report,
-                              quoted, store_failure)
+from ._kernel_session import (SESSION, EMPTY, _ms, bad_name, fail, inspection, is_manifest,
+                              new_report, quoted, store_failure)
 from ._report import checkpoint_meta, describe_error, inspection_problems, problem
 
 # run_cell observers: objects with optional `before(source, raw=None)` and `after(ok,
 # error=None)` methods, called around every cell run_cell executes (after the session
 # recorder of the namespace, which run_cell feeds itself).
 observers = []
-
-
-def _now():
-    return time.perf_counter()
-
-
-def _ms(t0):
-    return (time.perf_counter() - t0) * 1000.0
 
 
 _as_bytes = _jsbytes.as_buffer  # a JS Uint8Array (JsProxy) is copied in once
@@ -87,7 +79,7 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
     signed as this store's own. Without a name: "<notebook> imported <UTC time>" for a
     notebook (its label), else "imported".
     """
-    t0 = _now()
+    t0 = time.perf_counter()
     if not name:
         name = (_history.point_name(f"{SESSION.label_of(notebook)} imported", auto=False)
                 if notebook is not None else "imported")
@@ -128,7 +120,7 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
                                imported=source or True, keep=True,
                                originalCreatedMs=info.get("created_ms"),
                                producer=info.get("producer"), python=info.get("python"))
-        t1 = _now()
+        t1 = time.perf_counter()
         if trust:
             await store.put(name, data, meta, sign=True)
         else:
@@ -255,7 +247,7 @@ async def run_cell(code, label=None, *, namespace=None, count=None):
     `traceback` starting at the cell's own frame. IPython syntax: see _without_magics (where
     IPython runs the kernel, IPython transforms the cell instead). The session recorder of
     the namespace records it (as `In [count]`; default: the next number), then observers."""
-    t0 = _now()
+    t0 = time.perf_counter()
     label = label or "cell"
     ns = default_namespace() if namespace is None else namespace
     report = new_report("run_cell", label=label, value=None, traceback=None, error=None)
