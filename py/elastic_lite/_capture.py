@@ -182,10 +182,17 @@ def _unstorable_name(name):
     return None
 
 
+# Values of these exact types are data: no module binding (unless the very object is in
+# sys.modules), no notebook def, nothing pickle would save by a name of its own.
+_PLAIN_DATA = ATOMIC | {list, dict, tuple, set, frozenset, bytearray}
+
+
 def capture(namespace, names=None):
     ns_module_name = namespace.get("__name__", "__main__")
     hidden = _hidden_names(namespace)
-    imported = {id(m): n for n, m in list(sys.modules.items()) if m is not None}
+    modules = list(sys.modules.items())
+    imported = dict(zip(map(id, (m for _, m in modules)), (n for n, _ in modules)))
+    imported.pop(id(None), None)
     imported.pop(id(namespace.get("__builtins__")), None)
     result = Capture()
     wanted = None if names is None else set(names)
@@ -196,6 +203,10 @@ def capture(namespace, names=None):
         elif not isinstance(name, str) or name.startswith("_") or name in KERNEL_NAMES:
             continue
         elif name in hidden and hidden[name] is value:
+            continue
+        if type(value) in _PLAIN_DATA and id(value) not in imported and (
+                type(name) is str and name.isidentifier()):  # an identifier is storable
+            result.variables[name] = value
             continue
         why = _unstorable_name(name)
         if why is not None:

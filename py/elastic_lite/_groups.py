@@ -217,7 +217,7 @@ class _Walk:
         self.owner = {}  # id(object) -> index of the first variable that reached it
         self.multi = {}  # id -> object, for recorded objects (more than one referrer)
         self.indeg = collections.Counter()  # id -> edges into it the walk followed
-        self.stop = _stop_ids(namespace)
+        self._stop = None  # ids never walked into (_stop_ids), made when first needed
         self.def_keys = set(def_ids)
         self.def_owner = {}  # id(def) -> variable index that owns it (its top-level name)
         self.edges = set()  # (variable index, id(def)): variable i refers to a def by name
@@ -229,6 +229,15 @@ class _Walk:
         self.kinds = {}  # type -> 0 atomic (no edges), 1 plain (its referents), 2 special
         self._decided = {}  # id(special object) -> (it, _DROP / _DEF / _NODE), once each
         self.deep = set()  # labels of variables reached more than DEEP_LEVELS levels down
+
+    @property
+    def stop(self):
+        """The namespace's and every module's dict (and the shared empty immutables): built
+        on first use, which a walk of nothing shared never comes to (it costs one look at
+        every module: hundreds in a kernel)."""
+        if self._stop is None:
+            self._stop = _stop_ids(self.ns)
+        return self._stop
 
     # -- one level ------------------------------------------------------------------------
     def _special_types(self, distinct):

@@ -300,13 +300,16 @@ class Reuse:
     def key(self, index):
         return self.current[index].key
 
-    async def committed(self, store, name, record_count):
-        """After the commit of checkpoint `name` (its writer lock still held): read its entry
-        once for the keys of the records just written; they become what is remembered."""
+    async def committed(self, store, name, record_count, records=None):
+        """After the commit of checkpoint `name` (its writer lock still held): the keys of the
+        records just written become what is remembered. `records`: the entry's records as
+        committed (the keys the store gave back for them); without them the entry is read
+        once (a round trip, and the store checks the entry's signature)."""
         self.tracker.memos = {}
         self.tracker.changes = self.fresh  # the memos below, and what changed since they were
-        entry = await store.get_entry(name)
-        records = (entry or {}).get("records") or []
+        if records is None:
+            entry = await store.get_entry(name)
+            records = (entry or {}).get("records") or []
         if len(records) != record_count:
             return  # not the entry we wrote (or a store that cut it otherwise): remember none
         memos = {}

@@ -410,7 +410,7 @@ class KernelSession:
                 await _store.give_back(store, sent)
                 raise
             if reuse is not None:
-                await reuse.committed(store, name, stream.record_count)
+                await reuse.committed(store, name, stream.record_count, records)
         finally:
             await held.release()
         return snap

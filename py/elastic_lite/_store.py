@@ -403,8 +403,13 @@ def check_name(name):
                          "200 printable characters")
 
 
+_KEY_CHARS = frozenset("0123456789abcdef")
+
+
 def _check_key(key):
-    if not (isinstance(key, str) and len(key) == 64 and all(c in "0123456789abcdef" for c in key)):
+    """`key` if it is a record key (64 lowercase hex digits), else StoreError. One C-level
+    set test per key: a checkpoint checks every key of its entry a few times."""
+    if not (isinstance(key, str) and len(key) == 64 and _KEY_CHARS.issuperset(key)):
         raise StoreError(f"not a record key: {key!r}")
     return key
 
