@@ -223,6 +223,17 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
     await runFromPalette(page, 'Checkpoint kernel');
     const warned = await waitForStatus(page, /Checkpoint saved: .*WARNING: this checkpoint cannot be restored in this browser: restoring its .* needs about .* of Python's memory/);
     assert.match(warned, /checkpoint fewer or smaller variables/, warned);
+
+    // 8. the browser removes the whole site's storage (as eviction does: IndexedDB and the
+    // origin's files, localStorage kept): after a reload the sidebar says the checkpoints saved
+    // in this browser (step 3b's) were removed
+    assert.notEqual(await page.evaluate(() => localStorage.getItem('elastic-lite:saved-in-this-browser')), null);
+    const cdp = await site.browser.context.newCDPSession(page);
+    await cdp.send('Storage.clearDataForOrigin', { origin: new URL(site.url).origin, storageTypes: 'indexeddb,file_systems,cache_storage' });
+    await openNotebook(page, site.url);
+    await openSidebar(page);
+    assert.match(await page.locator('#elastic-lite-sidebar .jp-ElasticLite-removed').innerText(),
+      /^The checkpoints saved in this browser since .* are gone: the browser removed this site's storage/);
   } finally {
     await site.close();
   }
