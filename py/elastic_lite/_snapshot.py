@@ -625,7 +625,8 @@ class _Pool:
         values = tuple(variables[n] for n in group)
         if any(id(v) in defs for v in values):
             return _SERIALIZERS
-        long = any(type(v) in _SIZED and len(v) > self.limit for v in values)
+        long = any(type(v) in _SIZED and len(v) > self.limit for v in values) or \
+            self._too_big(values)
         try:  # a long container (never pooled) is judged by its first items
             self.check.size(tuple(_head(v) for v in values) if long else values)
         except NotPlain as exc:  # stopped at the first object that needs a reducer: the
@@ -636,9 +637,29 @@ class _Pool:
         return _SERIALIZERS if long else None
 
 
+    def _too_big(self, values):
+        """True when the group's containers of more than _HEAD items, judged by their first
+        items scaled to their lengths, would pickle to more than twice the pool's limit:
+        never pooled, and not pickled whole (up to a 64 KiB frame) only to find that out. A
+        wrong guess costs a record of its own, nothing else; below twice the limit the whole
+        group is measured."""
+        est = 0
+        for v in values:
+            if type(v) in _CONTAINERS and len(v) > _HEAD:
+                head = _head(v)
+                try:
+                    est += self.check.size(head) * len(v) / len(head)
+                except Exception:  # not plain data, or its head alone is too big: the full
+                    return False  # check says which
+                if est > 2 * self.limit:
+                    return True
+        return False
+
+
 # Containers (and atomic values) longer than the pool's limit in bytes are never pooled
 # (each item takes a byte at least): their first items say which pickler to try.
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
+_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
 _HEAD = 64
 
 

@@ -84,3 +84,33 @@ def test_a_point_learns_its_record_keys_without_reading_its_entry_back():
     fresh = {"__name__": "__main__"}
     assert el.load_snapshot(entry["bytes"], fresh, foreign=False).ok
     assert fresh["a"][0] == 2.5 and fresh["b"] == {"k": list(range(100))}
+
+
+def test_the_pool_judges_long_containers_by_their_first_items_but_measures_the_rest():
+    # A container of more than 64 items whose first items, scaled to its length, pickle to
+    # more than twice the pool's limit is not pickled whole to find out (a record of its
+    # own). The boundary: long containers of small items (a list of 1,500 small ints, a dict
+    # of 100 short entries: a few KiB) are measured whole and still share a record.
+    from elastic_lite import _snapshot
+    ns = {"__name__": "__main__"}
+    ns.update({f"small{i}": list(range(1500)) for i in range(8)})
+    ns.update({f"table{i}": {f"k{j}": j for j in range(100)} for i in range(4)})
+    ns.update(big=[float(i) for i in range(6000)], words=[f"a longer word {i}" for i in range(3000)])
+    variables = capture(ns).variables
+    checked = []
+    size = _snapshot.PlainCheck.size
+
+    def counting(self, values):
+        checked.append(values)
+        return size(self, values)
+    groups = [[n] for n in variables]
+    try:
+        _snapshot.PlainCheck.size = counting
+        pool = _snapshot._Pool(ns, groups, variables, {})
+    finally:
+        _snapshot.PlainCheck.size = size
+    pooled = {n for names, _, members in pool.plan if members for n in names}
+    assert pooled == {f"small{i}" for i in range(8)} | {f"table{i}" for i in range(4)}
+    # big and words were judged by 64 items each, never pickled whole
+    assert max(len(v[0]) for v in checked if len(v) == 1 and type(v[0]) is list
+               and type(v[0][0]) is not int) == 64
