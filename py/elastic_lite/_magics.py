@@ -154,9 +154,11 @@ def _storage(report):
     lost = [e for e in report["checkpoints"] if e.get("lost")]
     for e in lost:
         print(f"{shown_text(e['name'])}: {lost_text(e['lost'])}")
-    if lost:
+    if lost:  # a folder's records deleted by hand or a tool, or the browser's storage evicted
+        keep = "keep the store's folder whole" if all(e["lost"].get("store") == "folder" for e in lost) \
+            else "keep copies outside the browser with Export or a folder store"
         print("delete them with `await elastic_lite.delete_checkpoint(NAME)` (or Delete in the "
-              "checkpoints panel); keep copies outside the browser with Export or a folder store")
+              f"checkpoints panel); {keep}")
     line = storage_line(report.get("storage"))
     if line:
         print(line)

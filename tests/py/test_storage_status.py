@@ -75,6 +75,22 @@ def test_checkpoints_shows_storage_and_lost(shell, capsys):
     assert "Browser storage" not in out and "lost" not in out
 
 
+def test_checkpoints_of_a_folder_store_name_lost_ones_in_its_words(shell, capsys, tmp_path):
+    """A folder store (the directory store here) whose record files were deleted by hand:
+    %checkpoints marks the checkpoint lost in the folder's words, and advises keeping the
+    folder whole (not the browser's Export advice)."""
+    from elastic_lite._directory_store import DirectoryStore
+    store = DirectoryStore(tmp_path)
+    el.set_store(store)
+    run(shell, "c = list(range(30))\n%checkpoint kept\n%checkpoint gone", capsys)
+    for f in os.listdir(tmp_path / "records"):
+        os.remove(tmp_path / "records" / f)
+    out = run(shell, "%checkpoints", capsys)
+    assert "gone: lost: its data was removed from the folder (" in out, out
+    assert "keep the store's folder whole" in out and "Export" not in out, out
+    assert "Browser storage" not in out
+
+
 def test_restore_of_lost_checkpoint_says_so(shell, capsys):
     exc = StoreError("the checkpoint store failed to read records: 2 record(s) are not in the "
                      "store: ab, cd (removed by the browser or cleared, or deleted meanwhile).",
