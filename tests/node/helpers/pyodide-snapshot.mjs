@@ -3,9 +3,14 @@
 // one per run and points ELASTIC_LITE_PYODIDE_SNAPSHOT at it, so that every Pyodide the Node
 // tests and the CLI they run start (js/pyodide-glue.mjs createPyodide) is restored from it
 // instead of initialising Python again: the same fresh interpreter at about a tenth of the CPU.
+// The standard-library modules that installing elastic_lite imports (pickle, hashlib, ctypes,
+// ...: asked of a plain interpreter that installs it, each run) are imported in it already, as
+// Pyodide imports its own at start: once elastic_lite is installed, sys.modules is the same as
+// in a plain start (tests/node/pyodide-snapshot.test.mjs), and each start skips their imports.
 // Pyodide's snapshot API is experimental (_makeSnapshot / makeMemorySnapshot / _loadSnapshot);
 // when it fails, nothing is written and the tests start Pyodide the plain way.
 import { writeFileSync, renameSync } from 'node:fs';
+import { installElasticLite, WHEELS } from '../../../js/pyodide-glue.mjs';
 
 const out = process.argv[2];
 if (!out) {
@@ -14,8 +19,35 @@ if (!out) {
 }
 const started = Date.now();
 const { loadPyodide } = await import('pyodide');
+
+const modules = (pyodide) => {
+  const sys = pyodide.pyimport('sys');
+  const names = [...sys.modules.keys()];
+  sys.destroy();
+  return names;
+};
+
+// What installing elastic_lite imports from the standard library, in a plain interpreter.
+const plain = await loadPyodide();
+const before = new Set(modules(plain));
+(await installElasticLite(plain)).destroy();
+const ours = new RegExp(`^(${WHEELS.join('|')})(\\.|$)`);
+const stdlib = modules(plain).filter((m) => !before.has(m) && !ours.test(m));
+
 const pyodide = await loadPyodide({ _makeSnapshot: true });
+// importlib.import_module through pyimport: nothing is bound in __main__. A name that is no
+// module of its own (an alias one of them registered, like __mp_main__) is left out.
+const importlib = pyodide.pyimport('importlib');
+const imported = [];
+for (const name of stdlib) {
+  try {
+    importlib.import_module(name).destroy();
+    imported.push(name);
+  } catch { /* not importable by name */ }
+}
+importlib.destroy();
 const bytes = pyodide.makeMemorySnapshot();
 writeFileSync(`${out}.part`, bytes);
 renameSync(`${out}.part`, out);
-console.error(`[test] Pyodide memory snapshot: ${out} (${(bytes.length / 2 ** 20).toFixed(0)} MiB, ${Date.now() - started} ms)`);
+console.error(`[test] Pyodide memory snapshot: ${out} (${(bytes.length / 2 ** 20).toFixed(0)} MiB, ` +
+  `${imported.length} standard-library modules elastic_lite imports, ${Date.now() - started} ms)`);
