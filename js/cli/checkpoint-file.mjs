@@ -39,6 +39,10 @@ export async function resolveCheckpoint(ctx, arg, { readFile = true } = {}) {
   return readFile ? { ...file, bytes: await readFileBytes(arg) } : file;
 }
 
+/** What a --json report adds for a resolved checkpoint: `file`, the path, when it is a file
+ * (a store entry is the report's `name`). */
+export const fileField = (src) => (src.kind === 'file' ? { file: src.file } : {});
+
 /** The host API's arguments for a resolved checkpoint: { kwargs, data }. */
 export function hostArgs(src) {
   if (src.kind === 'choice') return { kwargs: {}, data: null }; // the kernel picks (restore without NAME)

@@ -64,8 +64,8 @@ test('restore -c in a new process: CODE runs as the next cell, stdout is only it
   const doc = JSON.parse(lock.stdout);
   assert.equal(doc.code.output, 'locked\n');
   assert.equal(doc.code.value, 'False');
-  assert.ok(doc.restore.restored.some((r) => r.name === 'lock' && r.serializer === 'dill'));
-  assert.equal(doc.restore.op, 'restore', 'the host API\'s report, as it is');
+  assert.ok(doc.restored.some((r) => r.name === 'lock' && r.serializer === 'dill'));
+  assert.equal(doc.op, 'restore', 'the host API\'s report, -c\'s cell as its `code`');
   assert.deepEqual(Object.keys(doc.timings).sort(),
     ['code_ms', 'file_read_ms', 'interpreter_start_ms', 'load_ms', 'read_ms', 'replay_ms', 'restore_ms', 'total_ms']);
 });
@@ -108,6 +108,14 @@ test('run stops at the first failing cell with its number and traceback; nothing
   assert.match(r.stderr, /ZeroDivisionError: division by zero/);
   const ls = JSON.parse((await runCli(['ls', '--json'], { cwd: dir })).stdout);
   assert.deepEqual(ls.checkpoints, []);
+  // --json: the failure in the one report schema (the checkpoint's, not taken), cells and all
+  const j = await runCli(['run', path.join(NOTEBOOKS, 'failing.ipynb'), '--json'], { cwd: dir });
+  const doc = JSON.parse(j.stdout);
+  assert.equal(j.code, 1);
+  assert.deepEqual([doc.op, doc.ok, doc.name, doc.failedCell, doc.warnings], ['checkpoint', false, 'failing', 2, []]);
+  assert.deepEqual(doc.problems.map((p) => [p.kind, p.code, p.message]),
+    [['failed', 'exception', 'failing.ipynb: cell 2 raised an exception; stopped there, nothing was saved.']]);
+  assert.deepEqual(doc.cells.map((c) => [c.number, c.ok, c.output]), [[1, true, 'first cell ran\n'], [2, false, '']]);
 });
 
 test('restore: a missing name exits 3 before starting Python; an unusable file exits 1 in one line', async () => {

@@ -134,6 +134,8 @@ test('--json gives the host report schema on ls, rm, export and retention (no Py
   assert.deepEqual([ret.op, ret.ok, ret.notebook, ret.retention], ['retention', true, null, { keepLast: 5 }]);
   const [, rm] = await json('rm', 'kept', 'nb [4]');
   assert.deepEqual([rm.op, rm.ok, rm.deleted, rm.names, rm.problems], ['delete', true, true, ['kept', 'nb [4]'], []]);
+  const [, key] = await json('keygen', 'pub.key');
+  assert.deepEqual([key.op, key.ok, key.publicKey.keyId], ['keygen', true, key.keyId]);
 });
 
 test('--json failures still print one JSON document on stdout', async () => {

@@ -51,8 +51,8 @@ test('inspect lists what the file would really import, marked, and says it is fo
   row(/ƒ builds code\s+elastic_lite\._rebuild\.make_function\s+boom/);
   row(/This checkpoint is foreign \(it was read from a file, not from this store\)/);
   const j = JSON.parse((await runCli(['inspect', 'hostile.elc', '--json'], { cwd })).stdout);
-  assert.equal(j.report.trust.provenance, 'foreign');
-  const dangerous = j.report.trust.imports.filter((i) => i.danger === 'runs-code' || i.danger === 'unknown');
+  assert.equal(j.trust.provenance, 'foreign');
+  const dangerous = j.trust.imports.filter((i) => i.danger === 'runs-code' || i.danger === 'unknown');
   assert.ok(dangerous.length >= 12, JSON.stringify(dangerous.map((i) => i.target)));
 });
 
@@ -78,9 +78,9 @@ test('restore FILE: foreign, nothing unpickled, nothing runs, and the person is 
   assert.deepEqual(await hostSentinels(cwd), []);
   const j = await runCli(['restore', 'hostile.elc', '--json'], { cwd });
   const doc = JSON.parse(j.stdout);
-  assert.deepEqual(doc.restore.restored, []);
-  assert.deepEqual(doc.restore.problems.map((p) => [p.kind, p.code]), [['refused', 'foreign']]);
-  assert.deepEqual(doc.restore.modules.map((m) => [m.name, m.ok]), [['print', false]]);
+  assert.deepEqual(doc.restored, []);
+  assert.deepEqual(doc.problems.map((p) => [p.kind, p.code]), [['refused', 'foreign']]);
+  assert.deepEqual(doc.modules.map((m) => [m.name, m.ok]), [['print', false]]);
   assert.deepEqual(await hostSentinels(cwd), []);
 });
 

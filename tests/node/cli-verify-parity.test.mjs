@@ -41,29 +41,33 @@ async function bothAgree(arg) {
   const v = await runCli(['verify', arg], { cwd });
   assert.equal(vj.code, ij.code, `${arg}: verify exits ${vj.code}, inspect ${ij.code}\n${vj.stderr}\n${ij.stderr}`);
   assert.equal(v.code, vj.code);
+  // --json: the report itself (the one schema), `file` added for a FILE
   const vd = JSON.parse(vj.stdout);
   const id = JSON.parse(ij.stdout);
-  assert.deepEqual(damage(vd.report), damage(id.report), `${arg}: the same damage, in the same words`);
-  assert.deepEqual(vd.problem, id.problem, `${arg}: the same first problem and line`);
+  assert.deepEqual(damage(vd), damage(id), `${arg}: the same damage, in the same words`);
+  assert.deepEqual(first(vd), first(id), `${arg}: the same first problem`);
   // the same report fields, less the trust judgement (Python's)
-  assert.deepEqual(Object.keys(vd.report).sort(), Object.keys(id.report).filter((k) => k !== 'trust').sort());
-  assert.equal(vd.report.op, 'verify');
-  assert.equal(vd.report.whole, id.report.whole);
-  assert.equal(vd.report.size, id.report.size);
-  assert.deepEqual(vd.report.meta, id.report.meta);
-  assert.deepEqual(vd.report.header, id.report.header);
-  assert.deepEqual(vd.report.records.map(recordView), id.report.records.map(recordView));
+  assert.deepEqual(Object.keys(vd).sort(), Object.keys(id).filter((k) => k !== 'trust').sort());
+  assert.equal(vd.op, 'verify');
+  assert.equal(id.op, 'inspect');
+  for (const k of ['ok', 'whole', 'size', 'meta', 'header', 'name', 'file']) assert.deepEqual(vd[k], id[k], `${arg}: ${k}`);
+  assert.deepEqual(vd.records.map(recordView), id.records.map(recordView));
   // the line a person reads: verify's one line is the one inspect prints last
   if (v.code !== 0) {
-    const line = `elastic-lite: ${vd.problem.line}`;
+    const [line] = errorLines(v.stderr);
     assert.deepEqual(errorLines(v.stderr), [line], v.stderr);
     assert.deepEqual(errorLines(vj.stderr), [line]);
     assert.equal(errorLines(ij.stderr).at(-1), line, ij.stderr);
+    vd.line = line.replace(/^elastic-lite: /, '');
   } else {
     assert.match(v.stdout, /: OK, whole: \d+ records? \(.*\), /);
   }
+  vd.problem = first(vd);
   return vd;
 }
+
+/** The problem a failed verify or inspect names: the first damage, else the first problem. */
+const first = (report) => report.problems.find((p) => p.kind === 'damaged') ?? (report.ok ? null : report.problems[0] ?? null);
 
 test('files damaged in every region, cut, empty, not a checkpoint, newer, format 1.0: verify and inspect agree', async () => {
   const files = damagedFiles(core, src);
@@ -79,7 +83,7 @@ test('files damaged in every region, cut, empty, not a checkpoint, newer, format
     assert.equal(doc.problem.kind, 'damaged');
     if ('code' in expect) assert.equal(doc.problem.code, expect.code, name);
     if ('record' in expect) assert.equal(doc.problem.record, expect.record, name);
-    assert.ok(doc.problem.line.startsWith(`${name}: `), doc.problem.line);
+    assert.ok(doc.line.startsWith(`${name}: `), doc.line);
   }
 });
 
@@ -98,14 +102,21 @@ test('store entries: a record changed in the store, a record file the store cann
   const doc = await bothAgree("Bob's changed");
   assert.equal(doc.problem.kind, 'damaged');
   assert.equal(doc.problem.record, 1);
-  assert.match(doc.problem.line, /^checkpoint "Bob's changed": f: record 1 at offset \d+: payload checksum mismatch/);
+  assert.match(doc.line, /^checkpoint "Bob's changed": f: record 1 at offset \d+: payload checksum mismatch/);
+  // export refuses it in the same words (it wrote the store's zeroed copy before) and writes nothing
+  const exp = await runCli(['export', "Bob's changed", 'out.elc', '--json'], { cwd });
+  const refused = JSON.parse(exp.stdout);
+  assert.equal(exp.code, 1, exp.stderr);
+  assert.deepEqual([refused.op, refused.ok, refused.problems[0]], ['export', false, doc.problem]);
+  assert.deepEqual(errorLines(exp.stderr), [`elastic-lite: ${doc.line}; nothing was exported.`]);
+  assert.equal(await fs.stat(path.join(cwd, 'out.elc')).catch(() => null), null);
 
   // a record file shorter than the entry says: the store itself refuses to give it back
   await fs.truncate(await recordFile('cut short', 0), 10);
   const cut = await bothAgree('cut short');
   assert.equal(cut.problem.kind, 'failed');
   assert.equal(cut.problem.code, 'store');
-  assert.match(cut.problem.line, /^checkpoint "cut short": the checkpoint store failed to read "cut short": .* is corrupted: /);
+  assert.match(cut.line, /^checkpoint "cut short": the checkpoint store failed to read "cut short": .* is corrupted: /);
 });
 
 test('verify, ls, export and rm start no Python: they run with Pyodide made unloadable, inspect then cannot', async () => {

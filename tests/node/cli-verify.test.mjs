@@ -11,6 +11,7 @@ import path from 'node:path';
 import { loadCore } from '../../js/core.mjs';
 import { runCli, tempWorkdir, oneLineError, messageLines } from './cli-helpers.mjs';
 import { newerMajor } from './cli-verify-damage.mjs';
+import { problemLine } from '../../js/shared/report.mjs';
 
 let core;
 let good; // container bytes: record 0 = x (pickle), record 1 = y, z (cloudpickle, imports builtins.len)
@@ -49,9 +50,10 @@ test('a whole checkpoint: verify exits 0, inspect shows records, serializers and
   assert.match(i.stdout, /^\s+builtins\.len\s+y, z$/m); // what restoring would import, and who uses it
 
   const j = JSON.parse((await runCli(['inspect', 'good.elc', '--json'], { cwd })).stdout);
-  assert.equal(j.report.op, 'inspect');
-  assert.equal(j.report.whole, true);
-  assert.deepEqual(j.report.records[1].globals, [['builtins', 'len']]);
+  assert.equal(j.op, 'inspect');
+  assert.equal(j.whole, true);
+  assert.equal(path.basename(j.file), 'good.elc'); // a FILE: its path added to the report
+  assert.deepEqual(j.records[1].globals, [['builtins', 'len']]);
 });
 
 test('import validates, stores, and export gives back the same bytes; verify and inspect by NAME', async () => {
@@ -112,8 +114,9 @@ test('export, flip one byte, verify exits 1 naming record and offset; import ref
   assert.equal(vj.code, 1);
   const doc = JSON.parse(vj.stdout);
   assert.equal(doc.ok, false);
-  assert.equal(doc.problem.record, 1);
-  assert.equal(doc.problem.line, line.replace(/^elastic-lite: /, ''));
+  assert.equal(doc.op, 'verify');
+  assert.equal(doc.problems[0].record, 1);
+  assert.equal(problemLine('flipped.elc', doc.problems[0]), line.replace(/^elastic-lite: /, ''));
 });
 
 test('bad files: truncated, empty, not a checkpoint, newer format: one clear line each, exit 1, no stack', async () => {

@@ -209,7 +209,7 @@ test('CLI, directory store: verify reports the swapped record; restore names x d
   await swapRecord(store, key, recordBytes(bad, X));
 
   const v = await runCli(['verify', 'own', '--json'], { cwd });
-  const { report } = JSON.parse(v.stdout);
+  const report = JSON.parse(v.stdout);
   assert.equal(report.ok, false);
   assert.ok(report.problems.some((p) => p.kind === 'damaged' && p.names.includes('x')), v.stdout);
 

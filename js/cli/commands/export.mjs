@@ -4,7 +4,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
-import { exportFileName, fmtBytes, hostReport, notFound } from '../../shared/report.mjs';
+import { exportFileName, fmtBytes, hostReport, notFound, problem, problemLine } from '../../shared/report.mjs';
+import { checkIntegrity } from '../integrity.mjs';
 import { writeFileAtomic } from '../files.mjs';
 import { timed } from '../progress.mjs';
 
@@ -24,6 +25,14 @@ export default {
       report.ok = false;
       report.problems.push(notFound(name));
       return ctx.failWith(report, EXIT.NOT_FOUND, `no checkpoint named ${JSON.stringify(name)} in ${ctx.storeDir} (see: elastic-lite ls).`);
+    }
+    if (entry.damaged?.length) {
+      // records whose bytes no longer match their keys came back zeroed (the store's check):
+      // never written out, the damage in verify's words
+      const { problems } = await checkIntegrity(entry.bytes, { name, source: 'store', meta: entry.meta });
+      report.ok = false;
+      report.problems.push(...(problems.length ? problems : [problem('damaged', 'a record does not match its content key', { code: 'content-key' })]));
+      return ctx.failWith(report, EXIT.FAILED, `${problemLine(`checkpoint ${JSON.stringify(name)}`, report.problems[0])}; nothing was exported.`);
     }
     await timed(report.timings, 'write_ms', `writing ${target.shown}`, () => writeFileAtomic(target.file, entry.bytes));
     ctx.emit(Object.assign(report, { size: entry.bytes.byteLength, meta: entry.meta }));

@@ -5,10 +5,10 @@
 // them (what a dotted name, a Python 2 name or an EXT code really is), marked "⚠ runs code",
 // "? unknown" (counts as dangerous) or "ƒ builds code" (notebook functions and classes).
 // This is what a person reviews before `restore --trust` of a foreign file.
-import { CliError, EXIT } from '../errors.mjs';
+import { EXIT } from '../errors.mjs';
 import { fmtDate, table } from '../format.mjs';
 import { fmtBytes, foreignLine, importRows, internalRecord, problemLine, problemsOf, recordsSummary, shownText } from '../../shared/report.mjs';
-import { inspectArgument } from '../checkpoint-file.mjs';
+import { fileField, inspectArgument } from '../checkpoint-file.mjs';
 
 export default {
   summary: 'show the header, records and imported globals of a checkpoint (nothing is unpickled)',
@@ -22,14 +22,11 @@ export default {
     // damage first; a checkpoint the store could not even give back is a problem too
     const first = damaged[0] ?? (report.ok ? null : problemsOf(report, 'failed')[0]) ?? null;
     const line = first ? problemLine(src.label, first) : null;
-    ctx.emit({ source: src.label, report, problem: first ? { ...first, line } : null });
     const records = report.records ?? [];
     const h = report.header ?? {};
-    if (line && records.length === 0 && h.format_version == null) {
-      // Not even a header: one line, like verify.
-      if (ctx.json) { ctx.stderr.write(`elastic-lite: ${line}\n`); return EXIT.FAILED; }
-      throw new CliError(line, EXIT.FAILED);
-    }
+    // not even a header: one line, like verify
+    if (line && records.length === 0 && h.format_version == null) return ctx.failWith({ ...report, ...fileField(src) }, EXIT.FAILED, line);
+    ctx.emit({ ...report, ...fileField(src) });
     const head = [
       ['checkpoint', src.kind === 'store' ? `${src.name}  (store ${ctx.storeDir})` : src.file],
       ['format', String(h.format_version ?? '?')],

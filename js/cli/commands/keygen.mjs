@@ -7,6 +7,7 @@ import { constants } from 'node:fs';
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { generatePublisherKey } from '../../shared/publisher.mjs';
+import { hostReport } from '../../shared/report.mjs';
 
 export default {
   summary: 'make a publisher key pair (for publish)',
@@ -20,7 +21,7 @@ export default {
     const key = await generatePublisherKey();
     await writeSecretFile(file, `${JSON.stringify(key, null, 2)}\n`);
     const pin = { keyId: key.keyId, ...key.publicKey };
-    ctx.emit({ ok: true, file, keyId: key.keyId, publicKey: pin });
+    ctx.emit(hostReport('keygen', { file, keyId: key.keyId, publicKey: pin }));
     ctx.say(`Wrote the private key ${ctx.positionals[0]} (key ${key.keyId}); keep it secret and out of the site.`);
     ctx.say('Pin its public key in the site: this in the lite dir\'s overrides.json (then jupyter lite build):');
     ctx.say(JSON.stringify({ 'elastic-lite-jupyterlite:plugin': { publisherKeys: [pin] } }));

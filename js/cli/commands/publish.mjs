@@ -11,7 +11,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { makeContext, jsonState } from '../context.mjs';
-import { fmtBytes } from '../../shared/report.mjs';
+import { fmtBytes, hostReport } from '../../shared/report.mjs';
 import { parsePublisherKey, publishedPaths, signPublished } from '../../shared/publisher.mjs';
 import { readNotebook } from '../notebook.mjs';
 import { writeFileAtomic } from '../files.mjs';
@@ -65,7 +65,7 @@ export default {
       ctx.say(`Published ${file}: ${target.checkpoint} (${fmtBytes(entry.bytes.byteLength)}, ${doc.variables} variables) ` +
         `and ${target.document}, signed by key ${key.keyId}.`);
     }
-    ctx.emit({ ok: true, published });
+    ctx.emit(hostReport('publish', { published }));
     return EXIT.OK;
   },
 };

@@ -13,7 +13,7 @@
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
 import { bindingText, fmtMs, foreignLine, importRows, problemLine, recomputedLines, recordLabel, replayOutputs, restoredNothing, shownText } from '../../shared/report.mjs';
-import { resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
+import { fileField, resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
 import { startSession } from '../pyodide-session.mjs';
 import { timed } from '../progress.mjs';
 
@@ -66,7 +66,7 @@ export default {
       cell = await timed(timings, 'code_ms', 'running CODE', () => session.runCell(code, 'restore -c'));
       if (cell.value != null && !ctx.json) ctx.stdout.write(`${cell.value}\n`);
     }
-    ctx.emit({ ok: !nothing && (cell == null || cell.ok), source: src.label, restore: report, code: cell, timings });
+    ctx.emit({ ...report, ok: report.ok && (cell == null || cell.ok), ...fileField(src), code: cell, timings });
     const foreign = report.problems.find((p) => p.code === 'foreign');
     if (foreign && !ctx.json) ctx.stderr.write(`${foreignHelp(src, report)}\n`);
     if (nothing) {

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
-import { fmtBytes, fmtMs, problemLine, replayNotes, shownText } from '../../shared/report.mjs';
+import { fmtBytes, fmtMs, hostReport, problem, problemLine, replayNotes, shownText } from '../../shared/report.mjs';
 import { probeWritable } from '../files.mjs';
 import { readNotebook } from '../notebook.mjs';
 import { startSession } from '../pyodide-session.mjs';
@@ -94,10 +94,11 @@ async function runAndSave(ctx, { store, file, notebook, name, nb, claim }) {
       cells.at(-1).checkpoint = await historyPoint(ctx, session, name, notebook, cell, timings);
     }
     if (!r.ok) {
-      ctx.emit({ ok: false, notebook: path.resolve(file), failedCell: cell.number, cells, timings });
-      throw new CliError(`${notebook}: cell ${cell.number} raised an exception; stopped there, ` +
-        `${ctx.values.history ? 'the history points before it are saved, nothing after' : 'nothing was saved'}.`,
-        EXIT.FAILED, { details: r.traceback });
+      const line = `${notebook}: cell ${cell.number} raised an exception; stopped there, ` +
+        `${ctx.values.history ? 'the history points before it are saved, nothing after' : 'nothing was saved'}.`;
+      ctx.emit(hostReport('checkpoint', { ok: false, problems: [problem('failed', line, { code: 'exception' })], name,
+        store: ctx.storeDir, notebook: path.resolve(file), failedCell: cell.number, cells, timings }));
+      throw new CliError(line, EXIT.FAILED, { details: r.traceback });
     }
   }
 

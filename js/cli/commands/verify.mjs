@@ -6,7 +6,7 @@
 // order (its record, variables and byte offset), in the words `inspect` and `import` use.
 import { CliError, EXIT } from '../errors.mjs';
 import { fmtBytes, problemLine, problemsOf, recordsSummary } from '../../shared/report.mjs';
-import { resolveCheckpoint } from '../checkpoint-file.mjs';
+import { fileField, resolveCheckpoint } from '../checkpoint-file.mjs';
 import { openFileSource } from '../files.mjs';
 import { checkIntegrity, storeFailure } from '../integrity.mjs';
 import { timed } from '../progress.mjs';
@@ -23,11 +23,8 @@ export default {
     const src = await resolveCheckpoint(ctx, ctx.positionals[0], { readFile: false });
     const report = await timed({}, 'validate', 'reading and validating (checksums, pickle streams)', () => check(ctx, src));
     const first = problemsOf(report, 'damaged')[0] ?? (report.ok ? null : report.problems[0]);
-    ctx.emit({ ok: report.ok, source: src.label, problem: first && { ...first, line: problemLine(src.label, first) }, report });
-    if (first) {
-      if (ctx.json) { ctx.stderr.write(`elastic-lite: ${problemLine(src.label, first)}\n`); return EXIT.FAILED; }
-      throw new CliError(problemLine(src.label, first), EXIT.FAILED);
-    }
+    if (first) return ctx.failWith({ ...report, ...fileField(src) }, EXIT.FAILED, problemLine(src.label, first));
+    ctx.emit({ ...report, ...fileField(src) });
     ctx.say(`${src.label}: OK, whole: ${recordsSummary(report.records)}, ${fmtBytes(report.size)}, ` +
       'every checksum and pickle stream valid.');
     return EXIT.OK;
