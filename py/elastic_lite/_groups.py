@@ -324,7 +324,11 @@ class _Walk:
         out, lab = [], []
         kinds, decided = self.kinds, self._decided
         for label, ch in runs:
-            distinct = set(map(type, ch))
+            if not ch:
+                continue
+            tys = list(map(type, ch))
+            first = tys[0]  # most runs hold one type (a list of floats, of instances)
+            distinct = {first} if tys.count(first) == len(tys) else set(tys)
             if distinct <= ATOMIC:  # nothing but atomic values: no edges
                 continue
             for t in distinct.difference(kinds):
@@ -333,13 +337,16 @@ class _Walk:
             if 0 not in codes:
                 kept = ch  # all kept so far (a list of dicts, of instances)
             else:
-                kept = list(_compress(ch, map(kinds.get, map(type, ch))))
+                kept = list(_compress(ch, map(kinds.get, tys)))
             if 2 in codes:  # classes, functions, modules: by reference, defs, or nodes
                 ids = list(map(id, kept))
-                is_sp = list(map((2).__eq__, map(kinds.get, map(type, kept))))
+                if 1 in codes:  # plain children too: pick the special ones out
+                    is_sp = list(map((2).__eq__, map(kinds.get, map(type, kept))))
+                    specials = dict(zip(_compress(ids, is_sp), _compress(kept, is_sp)))
+                else:  # every child kept is special (instances: their class)
+                    specials = dict(zip(ids, kept))
                 drop = set()
-                for oid, obj in dict(zip(_compress(ids, is_sp),
-                                         _compress(kept, is_sp))).items():  # once each
+                for oid, obj in specials.items():  # each distinct one once
                     how = decided.get(oid)
                     if how is None:
                         how = decided[oid] = (obj, _DROP if _by_reference(obj, self.ns) else
@@ -348,6 +355,8 @@ class _Walk:
                         self.edges.add((label, oid))
                     if how[1] != _NODE:
                         drop.add(oid)
+                if len(drop) == len(specials) and 1 not in codes:
+                    continue  # nothing left to walk (a run of instances of a def)
                 if drop:
                     kept = list(_compress(kept, map(_not, map(drop.__contains__, ids))))
             out.extend(kept)

@@ -184,3 +184,23 @@ del fn
         ["C"], ["a"], ["b"], ["c"], ["d"], ["e", "g"], ["f"], ["make"]]
     assert grouping.refs["a"] == {"C"} and grouping.refs["b"] == {"C"}
     assert grouping.refs["c"] == {"f"} and grouping.refs["d"] == {"f"}
+
+
+def test_instances_holding_shared_data_next_to_their_class_still_unite(nb):
+    # A run of instances of a notebook class whose only children are their class (a def:
+    # an edge) and atomic values is done at once; the boundary: one plain child (a list
+    # shared with another variable) next to the class keeps the run walked.
+    ns = nb("""
+class C:
+    def __init__(self, v, w=None): self.v, self.w = v, w
+held = [1]
+a = [C(i) for i in range(50)] + [C(0, held)]
+b = {'k': held}
+c = [C(i) for i in range(50)]
+del held
+""")
+    variables = capture(ns).variables
+    defs = {id(v): k for k, v in variables.items() if is_notebook_def(v, ns)}
+    grouping = find_groups(variables, ns, defs)
+    assert sorted(map(sorted, grouping.groups)) == [["C"], ["a", "b"], ["c"]]
+    assert grouping.refs["a"] == {"C"} and grouping.refs["c"] == {"C"}
