@@ -95,6 +95,9 @@ def test_el_restore_and_host_restore_say_the_same_in_the_five_situations(store):
         assert said(ok, problems, want), (label, problems)
     # the report prints as the words a person reads, failures as their one line
     assert str(run(el.restore("nope", namespace=fresh()))) == 'no checkpoint named "nope"'
+    # a restore without a name for a notebook that has none yet (the extension's Restore)
+    empty = run(host.restore(notebook="l.ipynb", namespace=fresh()))["problems"][0]
+    assert empty["message"] == WORDS[0]["notebook_message"].format(notebook="l.ipynb"), empty
 
 
 def test_a_record_swapped_in_the_store_is_damage_naming_the_variable_never_loaded(store):
