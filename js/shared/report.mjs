@@ -3,8 +3,9 @@
 // name, labels for records, one line per problem, byte and time formatting, the export file
 // name. One copy, so the three hosts say the same things in the same words.
 //
-// Plain ES module with no imports: Node imports it, the demo page loads it by URL, the
-// extension bundles it.
+// Plain ES module importing only its neighbour storage-status.mjs: Node imports it, the demo
+// page loads it by URL, the extension bundles it.
+import { sizeText } from './storage-status.mjs';
 
 /**
  * A report of the host schema (docs/INTERFACES.md, "Report schema") made by a host with no
@@ -131,15 +132,9 @@ export function restoredNothing(report) {
   return !report.ok && (report.restored ?? []).length === 0;
 }
 
-/** "512 B", "3.4 KiB", "16 MiB": binary units, two significant digits below 10. */
-export function fmtBytes(n) {
-  if (n == null || !Number.isFinite(n)) return '?';
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024; let u = 0;
-  while (v >= 1024 && u < units.length - 1) { v /= 1024; u += 1; }
-  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
-}
+/** "512 B", "16.0 MiB" ('?' for no size): the one byte size rule of every host, Python's too
+ * (sizeText; tests/vectors/storage-line.json). */
+export const fmtBytes = (n) => (n == null || !Number.isFinite(n) ? '?' : sizeText(n));
 
 /** "0.42 ms", "12 ms", "2.41 s". */
 export function fmtMs(ms) {
