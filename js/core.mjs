@@ -522,5 +522,3 @@ class Sink extends Handle {
     return this._copyOut(x.el_sink_data(this._live()), x.el_sink_size(this.h));
   }
 }
-
-export { SERIALIZERS, KINDS };
