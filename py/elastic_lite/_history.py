@@ -283,11 +283,17 @@ class Reuse:
     def reused(self, index, memo, proof, held, proven, buffers=None, content=None):
         """Record `index` of the new checkpoint is `memo`'s stored record (`buffers` /
         `content`: what is now known of its bytes, when they were looked at)."""
-        self.current[index] = self._stamp(Memo(
-            memo.names, memo.signature, proof, held, memo.report, memo.writable, memo.key,
-            memo.length, memo.buffers if buffers is None else buffers,
-            content if content is not None else memo.content),
-            memo.defs if proven == "untouched" else None)
+        if proven == "untouched" and buffers is None and content is None and \
+                proof is memo.proof and held is memo.held:
+            # the very values it was made of (untouched() compared their ids and lengths):
+            # the memo stays as it is
+            self.current[index] = memo
+        else:
+            self.current[index] = self._stamp(Memo(
+                memo.names, memo.signature, proof, held, memo.report, memo.writable, memo.key,
+                memo.length, memo.buffers if buffers is None else buffers,
+                content if content is not None else memo.content),
+                memo.defs if proven == "untouched" else None)
         self.stats["reused"] += 1
         self.stats["reused_bytes"] += memo.length
         self.stats["proven"] += proven is True

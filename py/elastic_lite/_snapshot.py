@@ -304,7 +304,8 @@ def _reuse(writer, picklers, reuse, prev, proof, held, values, t0, proven, buffe
     reuse.reused(index, prev, proof, held, proven, buffers, content)
     picklers.writable += prev.writable
     old = prev.report
-    report = GroupReport(names=list(old.names), types=[type_name(v) for v in values],
+    report = GroupReport(names=list(old.names), types=list(old.types) if proven == "untouched"
+                         else [type_name(v) for v in values],  # untouched: the same objects
                          serializer=old.serializer, bytes=old.bytes,
                          ms=(time.perf_counter() - t0) * 1000.0)
     report.reused = True
