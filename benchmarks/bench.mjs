@@ -2,7 +2,8 @@
 // `npm run bench`: every figure of issue 10 against its floor, measured in one run.
 //
 //   npm run bench                   # ~25 min on a quiet 2-core machine; prints one table
-//   EL_BENCH_QUICK=1 npm run bench  # smoke run (1 run each, small "large" state, 5 cells)
+//   EL_BENCH_QUICK=1 npm run bench  # smoke run: 1 run each, every state at its smallest
+//                                   # (bench_python.QUICK), small "large" state, 5 cells over 8 MiB
 //   EL_BENCH_RUNS=N                 # rounds per figure (default 7; ratios: median of the rounds')
 //   EL_BENCH_ONLY=node,native,points,chromium,large,compute,history,published   # parts to run (default all)
 //   EL_BENCH_OUT=DIR                # where bench.json goes (default build/bench)
@@ -90,6 +91,7 @@ async function nodePart() {
   log(`Pyodide under Node: ${NODE_ROWS.join(', ')} (${RUNS} run(s) each)`);
   const py = await createPyodide({ stdout: () => {}, stderr: () => {} });
   const B = await loadBench(py);
+  if (QUICK) B.quick();
   const rows = [];
   for (const row of NODE_ROWS) {
     const r = B.serializer(row, RUNS);
@@ -149,6 +151,7 @@ async function openWorker(browser, server) {
   const info = await op('init', { files: process.env.EL_BENCH_FILES !== '0' });
   if (process.env.EL_BENCH_STREAM_FROM) await op('streamFrom', { bytes: Number(process.env.EL_BENCH_STREAM_FROM) });
   if (process.env.EL_BENCH_INTO_FROM) await op('intoFrom', { bytes: Number(process.env.EL_BENCH_INTO_FROM) });
+  if (QUICK) await worker.evaluate(() => { const B = self.benchPyodide.pyimport('bench_python'); B.quick(); B.destroy(); });
   return { page, op, info };
 }
 
@@ -300,6 +303,8 @@ function notebookCells(file) {
 // fresh kernel's heap has to grow for the whole state, which costs restore and floor alike.
 async function computePart(browser, server) {
   const cells = notebookCells(path.join(HERE, 'notebooks/compute-heavy.ipynb'));
+  if (QUICK) cells[0] = cells[0].replace(/^N = 2_000_000$/m, 'N = 20_000'); // as bench_python.QUICK
+  if (QUICK && !/^N = 20_000$/m.test(cells[0])) throw new Error('compute-heavy.ipynb: its first cell no longer sets N = 2_000_000');
   const names = ['N', 'sieve', 'primes', 'steps'];
   const reruns = []; const restores = []; const floors = [];
   const out = {};
@@ -343,8 +348,9 @@ async function historyPart(browser, server) {
   const { page, op } = await openWorker(browser, server);
   try {
     const cells = QUICK ? 5 : 50;
-    log(`history session: ${cells} cells over a 100 MiB buffer`);
-    const h = await op('history', { cells, mib: 100 });
+    const mib = QUICK ? 8 : 100;
+    log(`history session: ${cells} cells over a ${mib} MiB buffer`);
+    const h = await op('history', { cells, mib });
     log(`  ${historyText(h)}`);
     return h;
   } catch (err) {

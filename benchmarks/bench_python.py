@@ -38,6 +38,26 @@ from elastic_lite import _core, host  # noqa: E402
 
 MiB = 1 << 20
 
+# EL_BENCH_QUICK (the bench smoke test, tests/node/bench-smoke.test.mjs): every state at its
+# smallest, the same code with smaller numbers (the text it replaces must be there). The byte
+# shapes keep pieces of 1 MiB and more (what a store takes as live views).
+QUICK = {
+    "dicts": ("range(100000)", "range(2000)"),
+    "instances": ("range(20000)", "range(500)"),
+    "bytes50": ("50 * 1024 * 1024", "2 * 1024 * 1024"),
+    "bytes20x10": ("(10 * 1024 * 1024)", "(1024 * 1024)"),
+    "compute": ("N = 2_000_000", "N = 20_000"),
+    "standin": ("Blob(72_000_000, 7)", "Blob(2_000_000, 7)"),
+}
+
+
+def quick():
+    """Makes every state its QUICK size (in this interpreter)."""
+    for row, (text, small) in QUICK.items():
+        table = serializer_state.ROWS if row in serializer_state.ROWS else shapes.SHAPES
+        assert text in table[row] or small in table[row], f"bench_python.QUICK: {row!r} no longer holds {text!r}"
+        table[row] = table[row].replace(text, small)
+
 
 class _State:
     """The state made by the current row's cell."""
