@@ -25,6 +25,7 @@ const RAW_KEY = 'raw';
 let py = null;
 let B = null; // the bench_python module (PyProxy)
 let rawDb = null;
+let stores = null; // EL_BENCH_AB_FILES: {files, chunks}, the kernel's store switched by useStore
 
 function request(r) {
   return new Promise((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
@@ -71,6 +72,7 @@ self.bench = {
     self.benchPyodide = py; // for profiling by hand: worker.evaluate('self.benchPyodide.runPython(...)')
     const store = new IndexedDBStore({ dbName: 'elastic-lite-bench', files });
     (await installElasticLite(py, { wheelsUrl: WHEELS_URL, store })).destroy();
+    stores = { files: store, chunks: new IndexedDBStore({ dbName: 'elastic-lite-bench-chunks', files: false }) };
     py.FS.mkdirTree('/home/pyodide/bench');
     for (const f of BENCH_FILES) {
       const res = await fetch(new URL(f, import.meta.url));
@@ -153,6 +155,13 @@ self.bench = {
   // EL_BENCH_STREAM_FROM=N: restores from N bytes read record by record (A/B of _streamed)
   streamFrom({ bytes }) {
     py.pyimport('elastic_lite._streamed').STREAM_FROM = Number(bytes);
+  },
+
+  // EL_BENCH_AB_FILES=1: the same kernel checkpoints into a store with record files or one without
+  useStore({ files }) {
+    const el = py.pyimport('elastic_lite');
+    el.set_store(files ? stores.files : stores.chunks);
+    el.destroy();
   },
 
   // EL_BENCH_INTO_FROM=N: a streamed restore reads records from N bytes straight into Python's memory

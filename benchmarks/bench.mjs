@@ -10,6 +10,8 @@
 //   EL_BENCH_STREAM_FROM=N          # restores from N bytes streamed (default 64 MiB; A/B runs)
 //   EL_BENCH_ROWS=bytes50,...       # only these Chromium rows (default all)
 //   EL_BENCH_FILES=0                # the IndexedDB store without record files (OPFS; A/B runs)
+//   EL_BENCH_AB_FILES=1             # Chromium rows also checkpoint and restore into a store without
+//                                   # record files, in the same rounds: ab_files ratios (files / chunks)
 //   EL_BENCH_INTO_FROM=N            # a streamed restore reads records from N bytes straight into
 //                                   # Python's memory (default 1 MiB; A/B runs: a huge N turns it off)
 //   EL_BENCH_LARGE=blobs:16:64      # only these large states (default 1 GiB and 2 GiB)
@@ -61,6 +63,7 @@ const OUT_DIR = process.env.EL_BENCH_OUT || path.join(ROOT, 'build/bench');
 // docs/bench.png only from a full run of every part; anything less plots next to bench.json
 const PLOT = QUICK || process.env.EL_BENCH_ONLY ? path.join(OUT_DIR, 'bench.png') : path.join(ROOT, 'docs/bench.png');
 const MiB = 1 << 20;
+const AB_FILES = process.env.EL_BENCH_AB_FILES === '1';
 
 const NODE_ROWS = Object.keys(ROWS);
 const CHROMIUM_ROWS = ['dicts', 'instances', 'bytes50', 'bytes20x10', 'mixed199', 'vars200', 'standin']
@@ -167,6 +170,12 @@ async function chromiumRow(op, row, browser) {
     rawGetLoads: () => op('rawGetLoads'),
     restore: () => op('restore', { name }),
   };
+  // the same steps into the store without record files, interleaved in the same rounds
+  const chunked = (step) => async () => {
+    await op('useStore', { files: false });
+    try { return await step(); } finally { await op('useStore', { files: true }); }
+  };
+  if (AB_FILES) Object.assign(steps, { checkpointChunks: chunked(steps.checkpoint), restoreChunks: chunked(steps.restore) });
   const order = Object.keys(steps);
   for (const s of order) await steps[s]();
   const runs = Object.fromEntries(order.map((s) => [s, []]));
@@ -182,6 +191,7 @@ async function chromiumRow(op, row, browser) {
   const mem = await sampled(browser.userDataDir, () => op('checkpoint', { name }), 10);
   const mem1 = await op('memory');
   await op('forget', { name });
+  if (AB_FILES) await chunked(() => op('forget', { name }))();
   const ck = mem.value;
   const ms = (s) => median(runs[s].map((x) => x.ms));
   const out = {
@@ -199,6 +209,11 @@ async function chromiumRow(op, row, browser) {
       peak_extra: mem.peak - mem.before, extra_by_process: mem.extraByType, wasm_heap_before: mem0.wasmHeap, wasm_heap_after: mem1.wasmHeap,
       core_after: mem1.core },
   };
+  if (AB_FILES) {
+    out.ab_files = { checkpoint: median(runs.checkpoint.map((x, i) => x.ms / runs.checkpointChunks[i].ms)),
+      restore: median(runs.restore.map((x, i) => x.ms / runs.restoreChunks[i].ms)),
+      checkpoint_chunks_ms: ms('checkpointChunks'), restore_chunks_ms: ms('restoreChunks') };
+  }
   await op('teardown');
   return out;
 }
@@ -212,7 +227,8 @@ async function chromiumPart(browser, server) {
     rows.push(r);
     log(`  ${row}: checkpoint ${r.checkpoint_ms.toFixed(0)} / (dumps ${r.dumps_ms.toFixed(0)} + put ${r.raw_put_ms.toFixed(0)}) ms, `
       + `restore ${r.restore_ms.toFixed(0)} / (get ${r.raw_get_ms.toFixed(0)} + loads ${r.loads_ms.toFixed(0)}) ms, `
-      + `peak +${(r.memory.peak_extra / MiB).toFixed(0)} MiB`);
+      + `peak +${(r.memory.peak_extra / MiB).toFixed(0)} MiB`
+      + (r.ab_files ? `; with record files / without: checkpoint ${r.ab_files.checkpoint.toFixed(2)}×, restore ${r.ab_files.restore.toFixed(2)}×` : ''));
   }
   await page.close();
   return { info, rows };
