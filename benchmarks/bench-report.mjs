@@ -101,10 +101,14 @@ export function table(result) {
 }
 
 export function pointsText(p) {
-  const one = (r) => `${r.env}: ${f1(r.point_ms)} ms median${mark(r.point_ms / 20, 1)} (${r.point_reuse?.reused ?? 0} records reused, `
-    + `${r.point_reuse?.written ?? 0} written; snapshot / pickle.dumps ${x2(r.snapshot_ratio)} in the same process)`;
+  const one = (r) => (r.error ? `Chromium: FAILED — ${r.error}`
+    : `${r.env}: ${f1(r.point_ms)} ms median${mark(r.point_ms / 20, 1)}`
+    + (r.point_cpu_ms !== undefined ? ` (process CPU ${f1(r.point_cpu_ms)} ms)` : '')
+    + ` (${r.point_reuse?.reused ?? 0} records reused, ${r.point_reuse?.written ?? 0} written`
+    + (r.snapshot_ratio !== undefined ? `; snapshot / pickle.dumps ${x2(r.snapshot_ratio)} in the same process)` : ')')
+    + (r.strict_put_ms !== undefined ? ` — one strict IndexedDB transaction of 64 bytes alone: ${f1(r.strict_put_ms)} ms median` : ''));
   return `Automatic point after a cell that changed one small variable of the 200-variable namespace (target ≤ 20 ms): `
-    + [p.node, p.native].filter(Boolean).map(one).join('; ');
+    + [p.node, p.native, p.chromium].filter(Boolean).map(one).join('; ');
 }
 
 export function historyText(h) {

@@ -17,7 +17,7 @@ import { IndexedDBStore } from '../js/store/indexeddb.mjs';
 
 const PYODIDE_URL = new URL('../node_modules/pyodide/', import.meta.url).href;
 const WHEELS_URL = new URL('../build/wheels/', import.meta.url).href;
-const BENCH_FILES = ['bench_python.py', 'serializer_shapes.py', 'serializer_cases.py', 'serializer_state.py'];
+const BENCH_FILES = ['bench_python.py', 'serializer_shapes.py', 'serializer_cases.py', 'serializer_state.py', 'small_change.py'];
 const RAW_DB = 'elastic-lite-bench-raw';
 const RAW_CHUNK = 4 << 20; // the IndexedDB store's chunk size
 const RAW_KEY = 'raw';
@@ -71,6 +71,7 @@ self.bench = {
     py = await loadPyodide({ indexURL: PYODIDE_URL, stdout: () => {}, stderr: () => {} });
     self.benchPyodide = py; // for profiling by hand: worker.evaluate('self.benchPyodide.runPython(...)')
     const store = new IndexedDBStore({ dbName: 'elastic-lite-bench', files });
+    self.benchStore = store;
     (await installElasticLite(py, { wheelsUrl: WHEELS_URL, store })).destroy();
     stores = { files: store, chunks: new IndexedDBStore({ dbName: 'elastic-lite-bench-chunks', files: false }) };
     py.FS.mkdirTree('/home/pyodide/bench');
@@ -180,4 +181,40 @@ self.bench = {
   bind: ({ names }) => call(B.bind, py.toPy(names)),
 
   history: ({ cells, mib }) => call(B.history, cells, mib),
+
+  // issue 21: automatic points after a one-variable change of the 200-variable namespace,
+  // into this kernel's IndexedDB store (benchmarks/small_change.py points_in_store)
+  // The floor beside it: one IndexedDB transaction putting 64 bytes, durability 'strict' (a
+  // point commits at least one such transaction), as many times.
+  async points({ runs }) {
+    const S = py.pyimport('small_change');
+    let out;
+    // where the store's time goes: each of its methods a point calls, timed (ms in all)
+    const store = self.benchStore;
+    const spent = {};
+    const saved = {};
+    for (const m of ['lock', 'hasRecords', 'putRecords', 'commit', 'getEntry']) {
+      if (typeof store?.[m] !== 'function') continue;
+      saved[m] = store[m];
+      store[m] = async function timed(...args) {
+        const t0 = performance.now();
+        try { return await saved[m].apply(this, args); } finally { spent[m] = (spent[m] ?? 0) + performance.now() - t0; }
+      };
+    }
+    try {
+      out = await call(S.points_in_store, runs);
+    } finally {
+      S.destroy();
+      Object.assign(store ?? {}, saved);
+    }
+    out.store_method_ms = spent;
+    const puts = [];
+    for (let i = 0; i < runs; i += 1) {
+      const t0 = performance.now();
+      await transaction(['chunks'], 'readwrite', (tx) => { tx.objectStore('chunks').put({ key: 'tiny', seq: i, data: new Uint8Array(64) }); });
+      puts.push(performance.now() - t0);
+    }
+    await transaction(['chunks'], 'readwrite', (tx) => { tx.objectStore('chunks').delete(IDBKeyRange.bound(['tiny', 0], ['tiny', Infinity])); });
+    return { ...out, strict_put_all_ms: puts, strict_put_ms: puts.slice().sort((a, b) => a - b)[puts.length >> 1] };
+  },
 };

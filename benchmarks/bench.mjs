@@ -27,7 +27,7 @@
 //   native    the same in host CPython for issue 9's numpy + pandas state (no Pyodide wheel)
 //   points    issue 21: the automatic point after a cell that changed one small variable of
 //             the 200-variable namespace (benchmarks/small_change.py), Pyodide under Node and
-//             host CPython, wall time
+//             host CPython (wall and process CPU time), and in Chromium into IndexedDB (wall)
 //   chromium  Debian's Chromium (headless, a fresh profile, real IndexedDB on disk), a module
 //             worker running Pyodide as the demo and JupyterLite do, wall time:
 //             checkpoint / (pickle.dumps + raw put of those bytes), restore / (raw get +
@@ -234,6 +234,21 @@ async function chromiumPart(browser, server) {
   return { info, rows };
 }
 
+// Issue 21's automatic point in the browser: the same cells as pointPart's, in a worker whose
+// kernel checkpoints into the IndexedDB store (wall time).
+async function chromiumPoints(browser, server) {
+  const { page, op } = await openWorker(browser, server);
+  try {
+    const r = await op('points', { runs: RUNS });
+    log(`  Chromium point ${r.point_ms.toFixed(1)} ms (median), ${r.point_reuse.reused} records reused`);
+    return r;
+  } catch (err) {
+    return { error: reason(err) };
+  } finally {
+    await page.close();
+  }
+}
+
 // States far larger than the others: do they checkpoint and restore at all, how long, how much
 // memory. Each is checkpointed in one kernel, which is then closed, and restored into a FRESH
 // kernel (a new page, as after a reload): the state is never in one heap twice (2 GiB twice
@@ -395,6 +410,7 @@ async function main() {
   const browser = await launchChromium();
   try {
     if (ONLY.has('chromium')) result.chromium = await chromiumPart(browser, server);
+    if (ONLY.has('points')) result.points.chromium = await chromiumPoints(browser, server);
     if (ONLY.has('large')) result.large = await largePart(browser, server);
     if (ONLY.has('compute')) result.compute = await computePart(browser, server);
     if (ONLY.has('history')) result.history = await historyPart(browser, server);
