@@ -1230,6 +1230,7 @@ export class IndexedDBStore {
       this._db = this._connect().then(async (db) => {
         await this._convertV1(db);
         await this._sweepIn(db).catch(() => {}); // best effort: a failed sweep loses nothing
+        this._sweepFiles(db).catch(() => {}); // files of writes that died half-way; not waited for
         return db;
       });
       this._db.catch(() => { this._db = null; });
