@@ -24,6 +24,7 @@ import { launchChromium } from './helpers/chromium.mjs';
 import { startTestServer } from './helpers/server.mjs';
 import * as demo from './helpers/demo-page.mjs';
 import * as lite from './jupyterlite-page.mjs';
+import { RESTORE_WORDS, shows } from '../helpers/restore-words.mjs';
 
 const STATE = [
   'values = {"a": 1, "b": [2, 3]}',
@@ -87,11 +88,11 @@ test('the CLI: import each file, restore what was stored (the reference)', async
     for (const p of report.ok ? [] : report.problems) assert.ok(imp.stderr.includes(p.message), `${name}: CLI prints "${p.message}"`);
     let restore = null;
     if (report.stored) {
-      const refused = JSON.parse((await runCli(['restore', name, '--json'], { cwd: dir })).stdout).restore;
+      const refused = JSON.parse((await runCli(['restore', name, '--json'], { cwd: dir })).stdout);
       assert.deepEqual(refused.problems.map((p) => p.code), ['foreign'], `${name}: an import is foreign`);
       assert.deepEqual(refused.restored, []);
       const r = await runCli(['restore', name, '--trust', '--json'], { cwd: dir });
-      restore = JSON.parse(r.stdout).restore;
+      restore = JSON.parse(r.stdout);
     }
     cli[name] = {
       importReport: report,
@@ -173,6 +174,11 @@ test('the JupyterLite extension: same outcomes, same words', { timeout: 600_000 
   try {
     const { page } = site;
     await lite.openNotebook(page, site.url);
+    // one restore path, the extension's leg (tests/vectors/host-words.json, which pytest, the
+    // CLI and the demo are held to): the toolbar's Restore with the store still empty
+    await page.locator(lite.RESTORE_BUTTON).first().click();
+    const empty = await lite.waitForStatus(page, /^Restore failed: /);
+    assert.ok(empty.includes(RESTORE_WORDS['empty store'].notebook_message.replace('{notebook}', lite.NOTEBOOK)), empty);
     await lite.runCell(page, lite.CELL_BUILD, 'state built'); // the kernel is up
     await lite.openSidebar(page);
     // automatic checkpoints are on (the default): the point after that cell is listed first,
@@ -198,7 +204,9 @@ test('the JupyterLite extension: same outcomes, same words', { timeout: 600_000 
         assert.match(await dialog.innerText(), /comes from elsewhere[\s\S]*import/);
         assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Cancel');
         await page.keyboard.press('Enter');
-        await lite.waitForStatus(page, /^Not restored: /);
+        const refused = await lite.waitForStatus(page, /^Not restored: /);
+        const foreign = RESTORE_WORDS.foreign.contains.replace('theirs.elc', `${name}.elc`);
+        assert.ok(refused.includes(foreign), `${name}: ${refused}`); // the five situations' foreign
         await item.locator('button', { hasText: 'Restore' }).click();
         await dialog.getByRole('button', { name: 'Restore anyway' }).click();
         const done = await lite.waitForStatus(page, /^(Restored|Restore failed)/);
@@ -210,7 +218,36 @@ test('the JupyterLite extension: same outcomes, same words', { timeout: 600_000 
       }
       assert.deepEqual(outcome({ stored, restored, problems }), cli[name].outcome, `${name}: ${await status.textContent()}`);
       assertSameWords('extension', name, text);
+      if (name === 'good') assert.doesNotMatch(text, /NOT restored|failed/, 'the five situations\' ok');
     }
+    // a missing name, by %restore in a cell (its magics loaded first, as %load_ext does): the
+    // magic prints the problem's sentence
+    const magic = 'get_ipython().run_line_magic("load_ext", "elastic_lite"); get_ipython().run_line_magic("restore", "nope")';
+    const missing = await lite.runCell(page, await lite.appendCell(page, magic), 'elastic_lite:');
+    assert.equal(missing, `elastic_lite: ${RESTORE_WORDS['missing name'].message}`);
+    // damaged: one byte of the largest record of this notebook's first automatic point
+    // flipped where IndexedDB keeps it; its Restore in the sidebar names the damage
+    const point = lite.sidebarItems(page).last();
+    const pointName = await point.getAttribute('data-name');
+    await page.evaluate(async (name) => {
+      const db = await new Promise((res, rej) => {
+        const r = indexedDB.open('elastic-lite');
+        r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error);
+      });
+      const tx = db.transaction(['bodies', 'records', 'recordChunks'], 'readwrite');
+      const get = (store, key) => new Promise((res) => { const g = tx.objectStore(store).get(key); g.onsuccess = () => res(g.result); });
+      const rec = (await get('bodies', name)).records.reduce((a, b) => (b.length > a.length ? b : a));
+      const chunk = await get('recordChunks', [rec.key, 0]);
+      chunk.data[new DataView(chunk.data.buffer, chunk.data.byteOffset).getUint32(4, true) + 1] ^= 0x01; // past its header
+      tx.objectStore('recordChunks').put(chunk);
+      await new Promise((res) => { tx.oncomplete = res; });
+      db.close();
+    }, pointName);
+    await status.evaluate((el) => { el.textContent = ''; }); // the next status is this restore's
+    await point.locator('button', { hasText: 'Restore' }).click();
+    const damaged = await lite.waitForStatus(page, /^(Restored|Restore failed)/);
+    assert.match(damaged, /NOT restored|Restore failed/, damaged);
+    assert.ok(shows(damaged, RESTORE_WORDS.damaged), damaged);
     site.browser.assertOffline();
   } finally {
     await site.close();

@@ -24,7 +24,7 @@ import {
   restoredNothing,
   shownText
 } from '../../shared/report.mjs';
-import { checkpointName, formatTime } from './format';
+import { formatTime } from './format';
 import { NotebookIdentity } from './identity';
 import { IKernelResult, runInKernel } from './kernel';
 import { bindKernelStore, pageStore } from './folder';
@@ -276,9 +276,8 @@ export class ElasticLiteController {
     }
     this._autoRunning.add(panel);
     try {
-      // named after the path (as the kernel would name it), kept under the notebook's id
-      const name = pointName(notebook, cell);
-      const report = await this._call(panel, 'checkpoint', { name, notebook: key, cell, auto: true, replay: this.options.replay !== false });
+      // the kernel names it after the notebook's path ("<path> [<count>] <time>"), under its id
+      const report = await this._call(panel, 'checkpoint', { notebook: key, cell, auto: true, replay: this.options.replay !== false });
       const after = `After ${pointLabel({ cell }) || 'the cell'}`;
       if (report.off) {
         this._setHistoryStatus('Automatic checkpoints are off in this kernel (%autocheckpoint on).');
@@ -313,19 +312,18 @@ export class ElasticLiteController {
     }
   }
 
-  /** Checkpoint the notebook's kernel. Returns the checkpoint name. */
+  /** Checkpoint the notebook's kernel. Returns the name the kernel gave it ("<path> <time>"). */
   async checkpoint(panel: NotebookPanel): Promise<string> {
     const notebook = panel.context.path;
     const key = this.identity.adopt(panel);
-    const name = checkpointName(notebook);
     this._setStatus(`Checkpointing ${notebook}…`);
-    const report = await this._call(panel, 'checkpoint', { name, notebook: key, replay: this.options.replay !== false });
+    const report = await this._call(panel, 'checkpoint', { notebook: key, replay: this.options.replay !== false });
     if (!report.ok) {
-      this._fail('Checkpoint', name, report);
+      this._fail('Checkpoint', report.name ?? notebook, report);
     }
     this._setStatus(`Checkpoint saved: ${describe(report)}`);
     this._changed.emit(notebook);
-    return name;
+    return report.name;
   }
 
   /**
@@ -429,9 +427,9 @@ export class ElasticLiteController {
   async importBytes(panel: NotebookPanel, fileName: string, bytes: Uint8Array): Promise<string> {
     const notebook = panel.context.path;
     const key = this.identity.adopt(panel);
-    const name = `${notebook} imported ${new Date().toISOString()}`;
     this._setStatus(`Checking ${fileName}…`);
-    const report = await this._call(panel, 'import', { name, notebook: key, unique: true, source: fileName }, bytes);
+    // named by the kernel: "<path> imported <time>"
+    const report = await this._call(panel, 'import', { notebook: key, unique: true, source: fileName }, bytes);
     if (!report.ok) {
       this._fail('Import', fileName, report);
     }
@@ -522,14 +520,6 @@ export interface ICellPoint {
   executionCount: number | null;
   firstLine: string;
   timeMs: number;
-}
-
-/**
- * The name of an automatic checkpoint, `<path> [<count>] <UTC time, ms>`: the words of the
- * kernel's own names (elastic_lite._history.point_name), with the notebook's path.
- */
-export function pointName(path: string, cell: ICellPoint): string {
-  return `${path || 'untitled'} [${cell.executionCount ?? '?'}] ${new Date(cell.timeMs).toISOString()}`;
 }
 
 /** "; 5 of 6 records unchanged (98 MiB not written again)" for a checkpoint's reuse stats. */

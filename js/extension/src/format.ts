@@ -7,9 +7,3 @@ export function formatTime(ms: number | undefined | null): string {
   }
   return new Date(ms).toLocaleString();
 }
-
-/** A checkpoint name for a notebook: its path plus a timestamp, unique and readable. (The
- * automatic checkpoints after a cell are named by the kernel: "<path> [<count>] <time>".) */
-export function checkpointName(notebook: string): string {
-  return `${notebook} ${new Date().toISOString()}`;
-}
