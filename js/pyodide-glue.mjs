@@ -133,6 +133,11 @@ export async function createPyodide({ wheelsDir, wheelsUrl, store, ...loadOption
   const snapshot = process.env.ELASTIC_LITE_PYODIDE_SNAPSHOT;
   if (snapshot) loadOptions._loadSnapshot = (await nodeImport('node:fs')).readFileSync(snapshot);
   const pyodide = await loadPyodide(loadOptions);
+  if (snapshot && (await nodeImport('node:fs')).existsSync(`${snapshot}.pycache`)) { // and the wheels' bytecode
+    pyodide.FS.mkdirTree('/el-pycache');
+    pyodide.FS.mount(pyodide.FS.filesystems.NODEFS, { root: `${snapshot}.pycache` }, '/el-pycache');
+    const sys = pyodide.pyimport('sys'); sys.pycache_prefix = '/el-pycache'; sys.destroy();
+  }
   await installElasticLite(pyodide, { wheelsDir, wheelsUrl, store });
   return pyodide;
 }

@@ -1,8 +1,9 @@
 // `npm test` starts the Node tests' interpreters (and the CLI's) from a memory snapshot of a
 // fresh Pyodide (scripts/test.sh sets ELASTIC_LITE_PYODIDE_SNAPSHOT; js/pyodide-glue.mjs
 // createPyodide loads it). Checked here: createPyodide really starts from the file it names, the
-// interpreter it gives is fresh with elastic_lite installed, and a checkpoint taken in one
-// started from a snapshot restores in one started the plain way.
+// interpreter it gives is fresh with elastic_lite installed (its modules read from the bytecode
+// made beside the snapshot), and a checkpoint taken in one started from a snapshot restores in
+// one started the plain way.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -46,6 +47,15 @@ test('an interpreter started from ELASTIC_LITE_PYODIDE_SNAPSHOT is that snapshot
     // modules imported
     const fresh = (P) => py(P, '__import__("json").dumps([sorted(globals()), sorted(__import__("sys").modules)])');
     assert.deepEqual(JSON.parse(await fresh(A)), JSON.parse(await fresh(B)));
+    // the wheels' bytecode made beside the snapshot is what elastic_lite was imported from:
+    // hash-checked .pyc files (flags 3), through sys.pycache_prefix
+    const cached = (P) => pyJson(P, `[__import__("sys").pycache_prefix, *(lambda p: [p, __import__("os").path.exists(p)
+      and int.from_bytes(open(p, "rb").read()[4:8], "little")])(__import__("importlib.util").util.cache_from_source(__import__("elastic_lite").__file__))]`);
+    const [prefix, pyc, flags] = await cached(A);
+    assert.equal(prefix, '/el-pycache');
+    assert.match(pyc, /^\/el-pycache\/.*\/elastic_lite\/__init__\.cpython-\d+\.pyc$/);
+    assert.equal(flags, 3, `${pyc}: not a hash-checked .pyc`);
+    assert.equal((await cached(B))[0], null, 'a plain start has no bytecode folder');
 
     await py(A, 'primes = [2, 3, 5, 7]\nclass Box:\n    def __init__(self, v): self.v = v\nbox = Box(primes)');
     const data = await pyBytes(A, 'import elastic_lite as _el\n_el.snapshot().data');
