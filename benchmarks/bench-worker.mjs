@@ -155,7 +155,7 @@ self.bench = {
 
   // EL_BENCH_STREAM_FROM=N: restores from N bytes read record by record (A/B of _streamed)
   streamFrom({ bytes }) {
-    py.pyimport('elastic_lite._streamed').STREAM_FROM = Number(bytes);
+    py.pyimport('elastic_lite.load.streamed').STREAM_FROM = Number(bytes);
   },
 
   // EL_BENCH_AB_FILES=1: the same kernel checkpoints into a store with record files or one without
@@ -167,7 +167,7 @@ self.bench = {
 
   // EL_BENCH_INTO_FROM=N: a streamed restore reads records from N bytes straight into Python's memory
   intoFrom({ bytes }) {
-    py.pyimport('elastic_lite._streamed').INTO_FROM = Number(bytes);
+    py.pyimport('elastic_lite.load.streamed').INTO_FROM = Number(bytes);
   },
 
   memory: () => ({ wasmHeap: wasmHeap(), core: B.core_memory() }),

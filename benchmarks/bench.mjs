@@ -69,7 +69,7 @@ const NODE_ROWS = Object.keys(ROWS);
 const CHROMIUM_ROWS = ['dicts', 'instances', 'bytes50', 'bytes20x10', 'mixed199', 'vars200', 'standin']
   .filter((r) => !process.env.EL_BENCH_ROWS || process.env.EL_BENCH_ROWS.split(',').includes(r));
 // large: 1 GiB and 2 GiB in 64 MiB variables (QUICK: 80 MiB, still above the size from which a
-// restore is streamed, _streamed.STREAM_FROM = 64 MiB)
+// restore is streamed, load.streamed.STREAM_FROM = 64 MiB)
 const LARGE = process.env.EL_BENCH_LARGE ? process.env.EL_BENCH_LARGE.split(',') : QUICK ? ['blobs:2:40'] : ['blobs:16:64', 'blobs:32:64'];
 
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);

@@ -1,6 +1,6 @@
 """Issue 22's CPU figure on host CPython: host.checkpoint against snapshot() for ~77 MB of
 numpy/pandas state, through the in-memory store and through the DirectoryStore a desktop
-kernel uses by default (py/elastic_lite/_directory_store.py), and where the rest goes.
+kernel uses by default (py/elastic_lite/store/directory.py), and where the rest goes.
 
     ELASTIC_LITE_NATIVE_LIB=build/native/libelastic_lite.so .venv/bin/python benchmarks/desktop_checkpoint.py [runs]
 
@@ -35,7 +35,7 @@ import pandas as pd  # noqa: E402
 
 import elastic_lite as el  # noqa: E402
 from elastic_lite import host  # noqa: E402
-from elastic_lite._directory_store import DirectoryStore  # noqa: E402
+from elastic_lite.store.directory import DirectoryStore  # noqa: E402
 
 
 def state():

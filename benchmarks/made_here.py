@@ -20,7 +20,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import elastic_lite as el  # noqa: E402
-from elastic_lite import _core, _made_here  # noqa: E402
+from elastic_lite import _core  # noqa: E402
+from elastic_lite.trust import made_here as _made_here  # noqa: E402
 
 import serializer_shapes as shapes  # noqa: E402
 from serializer_cases import CPU  # noqa: E402

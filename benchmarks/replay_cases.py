@@ -13,8 +13,8 @@ import statistics
 import sys
 import time
 
-from elastic_lite._replay import plan_replay
-from elastic_lite._session import Recorder
+from elastic_lite.replay.engine import plan_replay
+from elastic_lite.replay.recorder import Recorder
 
 CELLS = {
     "one line": "y = x + 1",
@@ -100,11 +100,12 @@ def measure_checkpoint(ncells=200, nvars=300, reps=15):
     replay side of a checkpoint adds (history JSON, the plan, the capture it needs) — and
     what it saves (a generator is left out rather than tried by two serializers)."""
     import elastic_lite as el
-    from elastic_lite import _session, host
-    from elastic_lite._kernel_session import SESSION
+    from elastic_lite import host
+    from elastic_lite.replay import recorder as _recorder
+    from elastic_lite.session.kernel import SESSION
 
     ns = _namespace(nvars)
-    rec = _session.recorder_for(ns, create=True)
+    rec = _recorder.recorder_for(ns, create=True)
     for i in range(ncells):
         code = (f"g{i // 20 % 5} = (n for n in range({i}, {i} + 100))\nnext(g{i // 20 % 5})"
                 if i % 20 == 0
@@ -128,7 +129,7 @@ def measure_checkpoint(ncells=200, nvars=300, reps=15):
             prep.append(report["replay"]["ms"])
     finally:
         el.set_store(None)
-        _session.stop_recording(ns)
+        _recorder.stop_recording(ns)
     p, r = statistics.median(plain) * 1e3, statistics.median(recorded) * 1e3
     return {"case": f"checkpoint: {ncells} cells, {nvars} variables, 5 generators",
             "plain_ms": p, "recorded_ms": r, "ratio": r / p if p else None,

@@ -37,8 +37,9 @@ import serializer_shapes as shapes  # noqa: E402
 from serializer_cases import CPU  # noqa: E402
 
 import elastic_lite as el  # noqa: E402
-from elastic_lite import _core, _snapshot  # noqa: E402
-from elastic_lite._capture import capture  # noqa: E402
+from elastic_lite import _core  # noqa: E402
+from elastic_lite.capture import container as _container  # noqa: E402
+from elastic_lite.capture.selection import capture  # noqa: E402
 
 RUNS = int(os.environ.get("EL_BENCH_RUNS", "3"))
 MiB = 1 << 20
@@ -101,7 +102,7 @@ def _values(names):
 def _stream(names):
     """The snapshot loop into a sink that takes each part and drops it (as a store does)."""
     size = 0
-    for part in _snapshot.SnapshotStream(shapes.main_ns(), names=names):
+    for part in _container.SnapshotStream(shapes.main_ns(), names=names):
         for piece in (part[1] if part[0] == "record" else [part[1]]):
             size += memoryview(piece).nbytes
     return size

@@ -23,7 +23,7 @@ for _path in (os.path.join(HERE, "..", "py"), HERE):
 from serializer_cases import CPU  # noqa: E402
 
 import elastic_lite as el  # noqa: E402
-from elastic_lite import _snapshot  # noqa: E402
+from elastic_lite.capture import container as _container  # noqa: E402
 
 RUNS = int(os.environ.get("EL_BENCH_RUNS", "5"))
 SIZES = [1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20]
@@ -59,7 +59,7 @@ def _make(size, count):
 def _run(ns, threshold):
     gc.collect()
     t0 = CPU()
-    stream = _snapshot.SnapshotStream(ns, buffer_threshold=threshold)
+    stream = _container.SnapshotStream(ns, buffer_threshold=threshold)
     chunks = []
     for part in stream:
         chunks.extend(part[1]) if part[0] == "record" else chunks.append(part[1])

@@ -26,8 +26,8 @@ for _path in (os.path.join(HERE, "..", "py"), HERE):  # the checkout's package, 
 import serializer_shapes as shapes  # noqa: E402
 from serializer_cases import CPU  # noqa: E402
 
-from elastic_lite._capture import capture  # noqa: E402
-from elastic_lite._groups import find_groups, is_notebook_def  # noqa: E402
+from elastic_lite.capture.selection import capture  # noqa: E402
+from elastic_lite.capture.groups import find_groups, is_notebook_def  # noqa: E402
 
 RUNS = int(os.environ.get("EL_BENCH_RUNS", "5"))
 

@@ -33,9 +33,10 @@ import serializer_shapes as shapes  # noqa: E402
 from serializer_cases import CPU  # noqa: E402
 
 import elastic_lite as el  # noqa: E402
-from elastic_lite import _changes, host  # noqa: E402
-from elastic_lite._kernel_session import SESSION  # noqa: E402
-from elastic_lite._store import MemoryStore  # noqa: E402
+from elastic_lite import host  # noqa: E402
+from elastic_lite.changes import fast_path as _fast_path  # noqa: E402
+from elastic_lite.session.kernel import SESSION  # noqa: E402
+from elastic_lite.store.stores import MemoryStore  # noqa: E402
 
 SHAPE = "vars200"
 
@@ -48,7 +49,7 @@ def _namespace():
     mod = types.ModuleType("__main__")
     sys.modules["__main__"] = mod
     exec(compile(shapes.SHAPES[SHAPE], f"<cell {SHAPE}>", "exec"), mod.__dict__)
-    _changes.cells_run_in(mod.__dict__)  # its cells run in it, as in a kernel
+    _fast_path.cells_run_in(mod.__dict__)  # its cells run in it, as in a kernel
     return mod.__dict__
 
 

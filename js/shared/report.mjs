@@ -23,7 +23,7 @@ export function problem(kind, message, { names = [], record = null, code = null,
 
 /**
  * A name the store does not hold, as a `not-found` problem in the kernel session's words
- * (_kernel_session.not_found: the name quoted as JSON; no variable names).
+ * (session.kernel.not_found: the name quoted as JSON; no variable names).
  */
 export const notFound = (name) => problem('failed', `no checkpoint named ${JSON.stringify(String(name))}`, { code: 'not-found' });
 
@@ -175,7 +175,7 @@ export function replayOutputs(report) {
   return (report.replay?.cells ?? []).filter((c) => c.ran && c.output).map((c) => ({ count: c.count, output: c.output }));
 }
 
-/** How each danger of an import is marked (elastic_lite._trust judges them). */
+/** How each danger of an import is marked (elastic_lite.trust.rules judges them). */
 export const DANGER_MARKS = Object.freeze({
   'runs-code': '⚠ runs code',
   unknown: '? unknown',
@@ -187,7 +187,7 @@ export const DANGER_MARKS = Object.freeze({
  * A module binding of a manifest ({name, module, attr}) as a person reads it: the name alone
  * when it is what it is bound to (json, sqrt = math.sqrt), else "name → target" (np → numpy,
  * json → pickle), so a name never hides what it is bound to (tests/vectors/binding-text.json;
- * Python: _trust.binding_text). Not escaped: callers show it through shownText.
+ * Python: trust.rules.binding_text). Not escaped: callers show it through shownText.
  */
 export function bindingText({ name, module, attr } = {}) {
   const target = attr ? `${module}.${attr}` : String(module);
@@ -222,7 +222,7 @@ export function foreignLine(trust) {
 /**
  * "[7] df = load()": the cell a checkpoint was taken after (meta.cell: executionCount,
  * firstLine), the label of a point of the notebook's history; '' for a checkpoint without one.
- * The same words as Python's elastic_lite._history.point_label (%checkpoints).
+ * The same words as Python's elastic_lite.session.timeline.point_label (%checkpoints).
  */
 export function pointLabel(meta) {
   const cell = meta?.cell;
@@ -232,7 +232,7 @@ export function pointLabel(meta) {
 }
 
 /** A checkpoint that holds nothing: no variable saved and none listed as skipped (e.g. the
- * point after `1+1` in a fresh kernel). Python: elastic_lite._history.holds_nothing. */
+ * point after `1+1` in a fresh kernel). Python: elastic_lite.session.timeline.holds_nothing. */
 export function holdsNothing(meta) {
   const m = meta ?? {};
   return !m.variables && !(m.names?.length) && !(m.skipped?.length);
@@ -240,7 +240,7 @@ export function holdsNothing(meta) {
 
 /**
  * The checkpoint a restore without a name brings back (entries: a store's list, newest
- * first), by the rule of Python's elastic_lite._history.restore_choice: the newest that is
+ * first), by the rule of Python's elastic_lite.session.timeline.restore_choice: the newest that is
  * neither an automatic point of the restoring kernel itself nor empty nor lost (`lost`: its
  * data removed by the browser) — never the point a
  * fresh kernel took after its first cell — failing that the newest not its own, failing that

@@ -1,7 +1,7 @@
 // The browser storage the checkpoints live in, as the sidebar and the demo show it: whether the
 // browser keeps it (persistent) and how much is used and left, in one line, and the mark of a
 // listed checkpoint whose data the browser removed. The same words as %checkpoints
-// (py/elastic_lite/_storage_status.py); tests/vectors/storage-line.json keeps the two in step.
+// (py/elastic_lite/session/storage_status.py); tests/vectors/storage-line.json keeps the two in step.
 //
 // An origin's IndexedDB is best-effort storage unless the page was granted persistence: the
 // browser may evict it whole when space runs low (Safari also after days without a visit).

@@ -74,7 +74,7 @@ export function storeError(code, message, extra = {}) {
 // arrives as several pieces (a pickle stream, then out-of-band buffers) would have to be copied
 // into one buffer first. Leaves are hashed as they lie in the caller's pieces; only a leaf that
 // straddles two pieces is copied (at most 4 MiB at a time). Python's MemoryStore computes the
-// same key with hashlib (py/elastic_lite/_store.py, record_key).
+// same key with hashlib (py/elastic_lite/store/stores.py, record_key).
 
 export const KEY_LEAF_SIZE = 4 * 1024 * 1024;
 const KEY_PATTERN = /^[0-9a-f]{64}$/;
@@ -203,7 +203,7 @@ export function isRecordKey(key) {
 //     the entry) and marks it (as verifyRecords does) so no writer reuses it;
 //   - readRecords() returns that record neutralized the same way (the array it returns has
 //     `damaged`: the keys) and marks it: a reader that checks keys itself (Python's
-//     _store.read_verified) sees the mismatch and names the variables from the header.
+//     store.stores.read_verified) sees the mismatch and names the variables from the header.
 // A record a write would reuse is compared with the bytes being written first (sameBytes) and
 // rewritten when it differs: a file planted under a key before its owner wrote it is replaced,
 // never signed.

@@ -18,12 +18,12 @@ missing checkpoint: `ok` is false and `problems` say what went wrong and what to
 """
 
 from . import host
-from ._kernel_session import SESSION
+from .session.kernel import SESSION
 from ._report import GroupReport, RestoreReport, Snapshot
-from ._restore import CheckpointError, load_snapshot
-from ._session import record_session, stop_recording
-from ._snapshot import snapshot
-from ._store import MemoryStore, StoreError
+from .load.loader import CheckpointError, load_snapshot
+from .replay.recorder import record_session, stop_recording
+from .capture.container import snapshot
+from .store.stores import MemoryStore, StoreError
 from ._version import __version__
 
 checkpoint, restore, inspect = host.checkpoint, host.restore, host.inspect
@@ -42,9 +42,9 @@ __all__ = [
 def load_ipython_extension(ipython):
     """`%load_ext elastic_lite`: the magics, and the session recorder on the shell's cell
     events (IPython is imported only here, never by the package)."""
-    from ._magics import register
+    from .ipython.magics import register
     register(ipython)
     record_session(ipython)
     if __import__("sys").platform != "emscripten":  # desktop Jupyter: store, automatic points
-        from ._default_store import attach
+        from .ipython.desktop import attach
         attach(ipython)

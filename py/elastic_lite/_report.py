@@ -12,7 +12,7 @@ tables, and the pieces every host report is made of (docs/INTERFACES.md, "Report
 import re
 import time
 
-from . import _trust
+from .trust import rules as _trust
 
 # Text from a file (variable, type and module names, reasons quoting them) is shown, never
 # interpreted: C0 controls, DEL and C1 controls as \xNN; the bidirectional controls (marks,
@@ -340,7 +340,7 @@ class RestoreReport:
         self.warnings = []
         self.ms = 0.0
         self.inspection = None  # the core's inspection report load_snapshot validated with
-        # how it was judged: provenance, mode, every import (_restore._trust_section)
+        # how it was judged: provenance, mode, every import (load.loader._trust_section)
         self.trust = None
         self.replay = None  # restore(): the replay's ReplayReport (_replay), when it ran
         self.random_state = []  # the global generators put back ("random", "numpy.random")

@@ -38,10 +38,13 @@ import sys
 import time
 import traceback
 
-from . import _history, _jsbytes, _session, _store
-from ._capture import default_namespace
-from ._kernel_session import (SESSION, EMPTY, _ms, bad_name, fail, inspection, is_manifest,
-                              new_report, quoted, store_failure)
+from . import _jsbytes
+from .replay import recorder as _recorder
+from .session import timeline as _timeline
+from .store import stores as _stores
+from .capture.selection import default_namespace
+from .session.kernel import (SESSION, EMPTY, _ms, bad_name, fail, inspection, is_manifest,
+                             new_report, quoted, store_failure)
 from ._report import checkpoint_meta, describe_error, inspection_problems, problem
 
 # run_cell observers: objects with optional `before(source, raw=None)` and `after(ok,
@@ -59,7 +62,7 @@ def _data_records(info):
             if r.get("kind") in ("data", None) and not is_manifest(r)]
 
 
-# --- the operations of the kernel session (_kernel_session.KernelSession) ---------------------
+# --- the operations of the kernel session (session.kernel.KernelSession) ---------------------
 
 checkpoint, restore, inspect = SESSION.checkpoint, SESSION.restore, SESSION.inspect
 list, delete, export = SESSION.list, SESSION.delete, SESSION.export  # noqa: A001
@@ -81,7 +84,7 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
     """
     t0 = time.perf_counter()
     if not name:
-        name = (_history.point_name(f"{SESSION.label_of(notebook)} imported", auto=False)
+        name = (_timeline.point_name(f"{SESSION.label_of(notebook)} imported", auto=False)
                 if notebook is not None else "imported")
     report = new_report("import", name=name, size=0, stored=False, variables=[], meta=None)
     data = _as_bytes(data)
@@ -125,7 +128,7 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
             await store.put(name, data, meta, sign=True)
         else:
             await store.put(name, data, meta)
-    except _store.StoreError as exc:
+    except _stores.StoreError as exc:
         return store_failure(report, exc)
     report["timings"].update(store_ms=_ms(t1), total_ms=_ms(t0))
     report.update(stored=True, meta=meta, signed=bool(trust))
@@ -259,7 +262,7 @@ async def run_cell(code, label=None, *, namespace=None, count=None):
         source, report["warnings"] = _without_magics(code, label)
     # Tracebacks show the cell's lines, as in a notebook (one entry per cell label).
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    watchers = [_session.recorder_for(ns, create=True), *observers]
+    watchers = [_recorder.recorder_for(ns, create=True), *observers]
     raw = code if code != source else None
     _notify(watchers[:1], "before", report, source, raw=raw, count=count)
     _notify(watchers[1:], "before", report, source, raw=raw)
@@ -304,9 +307,9 @@ async def call(op, kwargs_json="{}", data=None, progress=None):
     if fn is None:
         raise ValueError(f"unknown operation {op!r}; one of {', '.join(_OPS)}")
     kwargs = json.loads(kwargs_json or "{}")
-    if not _store._is_nullish(data):
+    if not _stores._is_nullish(data):
         kwargs["data"] = _as_bytes(data)
-    if not _store._is_nullish(progress) and op in ("checkpoint", "restore"):
+    if not _stores._is_nullish(progress) and op in ("checkpoint", "restore"):
         kwargs["progress"] = lambda event: progress(json.dumps(event))
     report = await fn(**kwargs)
     report.pop("data", None)

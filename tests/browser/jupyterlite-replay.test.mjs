@@ -38,7 +38,7 @@ async function waitForRecorder(page) {
   // recorded: the probe waits for that, without importing anything itself.)
   const probe = await addCell(page, [
     'import sys',
-    'print("recording:", "elastic_lite._session" in sys.modules and sys.modules["elastic_lite._session"].recorder_for(get_ipython().user_ns) is not None)',
+    'print("recording:", "elastic_lite.replay.recorder" in sys.modules and sys.modules["elastic_lite.replay.recorder"].recorder_for(get_ipython().user_ns) is not None)',
   ]);
   for (let i = 0; i < 20; i += 1) {
     const out = await runCell(page, probe, /recording: (True|False)/);

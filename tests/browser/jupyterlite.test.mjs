@@ -59,7 +59,7 @@ test('checkpoint, reload the page, accept the restore offer, the state is back; 
     assert.match(magics, /checkpoint 'magic-demo' saved/, magics);
     assert.match(magics, /^magic-demo\s/m, magics);
     assert.match(magics, /^elastic-lite-demo\.ipynb \d{4}-/m, magics); // the toolbar's checkpoint
-    // a magic that fails prints one plain line, no traceback through _magics.py
+    // a magic that fails prints one plain line, no traceback through ipython/magics.py
     await cell(page, CELL_MAGICS).locator('.jp-InputPrompt').click();
     await page.keyboard.press('Escape');
     await page.keyboard.press('b'); // a new cell below, selected

@@ -1,5 +1,5 @@
 // The rule every host applies when a restore names no checkpoint (js/shared/report.mjs
-// restoreChoice, the page's side of Python's _history.restore_choice): after a kernel
+// restoreChoice, the page's side of Python's session.timeline.restore_choice): after a kernel
 // restart, the point the new kernel's first cell left is never what Restore or the restore
 // offer bring back; the state that was lost is.
 import { test } from 'node:test';

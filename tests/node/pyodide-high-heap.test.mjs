@@ -61,13 +61,13 @@ snap = await el.checkpoint("high", names=NAMES)`);
 
   await t.test('snapshot / load_snapshot / inspect in high memory (bytes through the core)', async () => {
     const out = await pyJson(high, `[el.load_snapshot(el.snapshot(names=NAMES).data, namespace=(b2 := {})).ok,
-  check(b2), el._restore.inspect(el.snapshot(names=["small"]).data)["ok"]]`);
+  check(b2), el.load.loader.inspect(el.snapshot(names=["small"]).data)["ok"]]`);
     assert.deepEqual(out, [true, WHOLE, true]);
   });
 
   await t.test('bytes handed over from JS (a Uint8Array) are copied into high memory whole', async () => {
     high.globals.set('from_js', (await store.get('high')).bytes);
-    const out = await pyJson(high, `[el._restore.inspect(from_js)["ok"], el.load_snapshot(from_js, namespace=(b4 := {}), foreign=False).ok, check(b4)]`);
+    const out = await pyJson(high, `[el.load.loader.inspect(from_js)["ok"], el.load_snapshot(from_js, namespace=(b4 := {}), foreign=False).ok, check(b4)]`);
     assert.deepEqual(out, [true, true, WHOLE]);
   });
 

@@ -28,7 +28,7 @@ const CELLS = [
 
 /** Runs the cells in `pyodide` as a host would, with the recorder around each. */
 async function runNotebook(pyodide) {
-  await py(pyodide, 'from elastic_lite._session import Recorder as _R\n_rec = _R(audit=True)');
+  await py(pyodide, 'from elastic_lite.replay.recorder import Recorder as _R\n_rec = _R(audit=True)');
   const rec = pyodide.globals.get('_rec');
   try {
     for (const code of CELLS) {
@@ -54,7 +54,7 @@ test('replay in fresh Pyodide interpreters', async (t) => {
   await runNotebook(A);
   const data = await pyBytes(A, String.raw`
 import json as _json, elastic_lite as _el
-from elastic_lite._replay import plan_replay as _plan_replay
+from elastic_lite.replay.engine import plan_replay as _plan_replay
 # The open file is recomputed by replay too, so the checkpoint leaves it out (cloudpickle
 # would store a StringIO copy of its contents instead of a file).
 _all = _el.snapshot()
@@ -89,7 +89,7 @@ _snap.data
 
   await t.test('analyzer: Python 3.12+ syntax (`type` statement) in Pyodide 3.14', async () => {
     const got = await pyJson(A, '[list(a.reads), list(a.writes)] if (a := __import__(' +
-      '"elastic_lite._cell_ast", fromlist=["analyze"]).analyze("type Vec = list[Num]")) else 0');
+      '"elastic_lite.replay.cell_ast", fromlist=["analyze"]).analyze("type Vec = list[Num]")) else 0');
     assert.deepEqual(got, [['list', 'Num'], ['Vec']]);  // builtins are filtered by the recorder
   });
 
@@ -110,7 +110,7 @@ _snap.data
     C.globals.set('_data', data);
     await py(C, String.raw`
 import json, elastic_lite as el
-from elastic_lite._replay import replay
+from elastic_lite.replay.engine import replay
 el.load_snapshot(_data, foreign=False)  # as this store's own entry (see above)
 _report = (await replay(json.loads(${JSON.stringify(JSON.stringify(plan))}),
                         json.loads(${JSON.stringify(history)}), globals())).to_dict()
@@ -128,7 +128,7 @@ _report = (await replay(json.loads(${JSON.stringify(JSON.stringify(plan))}),
     B.globals.set('_data', data);
     await py(B, String.raw`
 import json, os, elastic_lite as el
-from elastic_lite._replay import replay
+from elastic_lite.replay.engine import replay
 _restore = el.load_snapshot(_data, foreign=False)
 _report = await replay(json.loads(${JSON.stringify(JSON.stringify(plan))}),
                        json.loads(${JSON.stringify(history)}), globals())

@@ -1,5 +1,5 @@
 // Restore in bounded memory: a checkpoint of 64 MiB and more is read from its store record by
-// record (_streamed.Streamed), each out-of-band buffer read by the store straight into a
+// record (load.streamed.Streamed), each out-of-band buffer read by the store straight into a
 // bytearray of its own (readRecordInto), and never assembled into one container. Here a
 // 72 MiB state is checkpointed into the IndexedDB store (fake-indexeddb) by one interpreter and
 // restored by a FRESH one that shares only the store: the values come back equal, the report

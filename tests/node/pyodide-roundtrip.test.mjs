@@ -128,7 +128,7 @@ assert _after == {k: v for k, v in _before.items() if k != "_before"}, "snapshot
 _snap.data
 `);
   const snap = await pyJson(A, '_snap.to_dict()');
-  const info = await pyJson(A, '_el._restore.inspect(_snap.data)');
+  const info = await pyJson(A, '_el.load.loader.inspect(_snap.data)');
   const table = await py(A, '_snap.table()');
   A.out.push(table);
 

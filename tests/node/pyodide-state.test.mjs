@@ -73,7 +73,7 @@ test('PickleBuffer payloads and slotted classes: checkpoint in one Pyodide, rest
   const before = await pyJson(A, '{"crc": [big.crc(), mid.crc(), tiny.crc()], "layouts": layouts()}');
 
   await t.test('the PickleBuffer groups are cloudpickle, not dill, and hold the bytes', async () => {
-    const info = await pyJson(A, '_el._restore.inspect(_snap.data)');
+    const info = await pyJson(A, '_el.load.loader.inspect(_snap.data)');
     const rec = (name) => info.records.find((r) => r.names.includes(name));
     assert.deepEqual(rec('big').buffers.map((b) => b.length), [3 * 1024 * 1024 + 17], 'out of band');
     assert.deepEqual(rec('mid').buffers.map((b) => b.length), [100000]);

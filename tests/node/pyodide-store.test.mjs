@@ -131,7 +131,7 @@ test('Python through a JS IndexedDB store: same record keys, one copy per piece,
 
   await t.test('Python computes the same record key as JS', async () => {
     const key = await py(D, `
-from elastic_lite._store import record_key
+from elastic_lite.store.stores import record_key
 record_key(bytes(range(256)) * 40000)`);
     const bytes = new Uint8Array(256 * 40000).map((_, i) => i % 256);
     assert.equal(key, await recordKey(bytes));
@@ -177,7 +177,7 @@ e = await s.get_entry("nb")
 recs = await s.read_records([r["key"] for r in e["records"]])
 whole = (await s.get("nb"))["bytes"]
 found = await s.has_records([e["records"][0]["key"], "0" * 64])`);
-    const out = await pyJson(D, '[len(e["records"]) == len(el._restore.inspect(whole)["records"]) > 1, e["size"] == len(whole), ' +
+    const out = await pyJson(D, '[len(e["records"]) == len(el.load.loader.inspect(whole)["records"]) > 1, e["size"] == len(whole), ' +
       'e["head"] + b"".join(recs) + e["tail"] == whole, found]');
     assert.deepEqual(out, [true, true, true, [true, false]]);
   });

@@ -1,5 +1,5 @@
 // One on-disk layout for the Node CLI and a CPython kernel: a checkpoint store written by the
-// Python DirectoryStore (py/elastic_lite/_directory_store.py, host CPython with the native core)
+// Python DirectoryStore (py/elastic_lite/store/directory.py, host CPython with the native core)
 // is listed, verified and restored by the real CLI (node js/cli/elastic-lite.mjs --store DIR),
 // signed as the store's own; and a store the CLI wrote (run NOTEBOOK, Pyodide) is read, checked
 // and restored by the Python store, signed as its own too. The code the CLI saved under
@@ -26,7 +26,7 @@ function python(dir, code) {
 import asyncio, json, sys
 import elastic_lite as el
 from elastic_lite import host
-from elastic_lite._directory_store import DirectoryStore
+from elastic_lite.store.directory import DirectoryStore
 store = DirectoryStore(sys.argv[1])
 el.set_store(store)
 async def main():
@@ -138,7 +138,7 @@ test('one writer per checkpoint name across both: a lock a CPython kernel holds 
   // a Python process holds the writer lock of "nb" until its stdin closes
   const holder = spawn(PYTHON, ['-c', `
 import asyncio, sys
-from elastic_lite._directory_store import DirectoryStore
+from elastic_lite.store.directory import DirectoryStore
 held = asyncio.run(DirectoryStore(sys.argv[1]).lock("nb"))
 print("held", flush=True)
 sys.stdin.read()

@@ -73,7 +73,7 @@ for (const [kind, make] of Object.entries(kinds)) {
 test('the signed bytes cover name, head, record keys and lengths, tail and canonical metadata', () => {
   const e = { head: new Uint8Array([1]), records: [{ key: 'a'.repeat(64), length: 5 }], tail: new Uint8Array([2]) };
   const base = signedBytes('n', e, { b: 1, a: [2, { d: 3, c: 4 }] });
-  // byte for byte what Python's _signing.signed_bytes makes (tests/py/test_trust_signing.py)
+  // byte for byte what Python's store.signing.signed_bytes makes (tests/py/test_trust_signing.py)
   const text = (s) => new TextEncoder().encode(s);
   assert.deepEqual(base, Uint8Array.from([...text('30:elastic-lite entry signature 1,1:n,1:'), 1, ...text(','),
     ...text(`67:${'a'.repeat(64)} 5\n,1:`), 2, ...text(',29:{"a":[2,{"c":4,"d":3}],"b":1},')]));

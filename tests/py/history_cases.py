@@ -6,8 +6,8 @@ a third, and restores the third from the store's bytes into a NEW namespace; it 
 was reused/written each time and whether the restored namespace shows the mutation."""
 
 import elastic_lite as el
-from elastic_lite import _changes
-from elastic_lite._kernel_session import SESSION
+from elastic_lite.changes import fast_path as _fast_path
+from elastic_lite.session.kernel import SESSION
 
 # Each case: setup code, the mutation, the name that must be rewritten, a check that the
 # restored namespace sees the mutation (an expression that must be True there).
@@ -75,7 +75,7 @@ MUTATIONS = {
         "b.data[12345] = 7", "b", "bytes(b.data)[12345] == 7"),
     "rebound to a different big bytes": ("x = bytes(100000)", "x = bytes(99999) + b'\\x01'",
                                          "x", "x[-1] == 1"),
-    # Changes the fast path of change detection (_changes: Python 3.12+, so Pyodide) must see
+    # Changes the fast path of change detection (_fast_path: Python 3.12+, so Pyodide) must see
     # although the cell does not name the variable: it reuses the records of variables no
     # code named since the previous checkpoint, without walking or pickling them.
     "through an alias": ("x = [1, 2]\nholder = [x]", "holder[0][0] = 9", "x",
@@ -149,7 +149,7 @@ async def run_case(store, case, prefix="case", shadow_budget=None):
 async def _run_case(store, case, prefix):
     setup, mutate, name, check = MUTATIONS[case]
     ns = {"__name__": "__main__"}
-    _changes.cells_run_in(ns)  # every change below is made by code run in it, as cells are
+    _fast_path.cells_run_in(ns)  # every change below is made by code run in it, as cells are
     exec(compile(setup + "\nother = [1, 2, 3]", "<setup>", "exec"), ns)
     await checkpoint(store, f"{prefix}-1", ns)
     same = await checkpoint(store, f"{prefix}-2", ns)

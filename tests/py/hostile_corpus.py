@@ -123,9 +123,9 @@ def _tricks():
     yield ("pyodide-run-js", "STACK_GLOBAL 'pyodide' 'code.run_js'",
            record(call(stack_global("pyodide", "code.run_js"),
                        _str(f"globalThis.{JS_PREFIX}pyodide_run_js = 1")), 4), "js", PYODIDE)
-    yield ("pickling-loads", "STACK_GLOBAL 'elastic_lite._pickling' 'pickle.loads' (a second "
+    yield ("pickling-loads", "STACK_GLOBAL 'elastic_lite.capture.picklers' 'pickle.loads' (a second "
            "stream, never validated)",
-           record(call(stack_global("elastic_lite._pickling", "pickle.loads"),
+           record(call(stack_global("elastic_lite.capture.picklers", "pickle.loads"),
                        _bytes(_inner_exec("pickling-loads"))), 4), "file", True)
     path = call(stack_global("pathlib._local", "PosixPath"), _str(PREFIX + "pathlib-local"))
     yield ("pathlib-local", "STACK_GLOBAL 'pathlib._local' 'Path.write_text' (an unbound "
@@ -210,7 +210,7 @@ def combined(items=None):
     items = build() if items is None else items
     hostile, modules = [], []
     for item in items:
-        info = el._restore.inspect(item["data"])
+        info = el.load.loader.inspect(item["data"])
         view = memoryview(item["data"])
         manifest = next(r for r in info["records"] if r["kind"] == "manifest")
         text = bytes(view[manifest["payload_offset"]:manifest["payload_offset"] + manifest["length"]])

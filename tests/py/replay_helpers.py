@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from elastic_lite._session import Recorder
+from elastic_lite.replay.recorder import Recorder
 
 
 @pytest.fixture

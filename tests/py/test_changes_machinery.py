@@ -1,4 +1,4 @@
-"""Which code change detection's fast path (_changes) takes for the kernel's machinery and the
+"""Which code change detection's fast path (_fast_path) takes for the kernel's machinery and the
 standard library (never changing a notebook variable behind a cell's back) and which for
 library code (it gives up)."""
 
@@ -6,7 +6,7 @@ import json
 import os
 import sysconfig
 
-from elastic_lite import _changes
+from elastic_lite.changes import fast_path as _fast_path
 
 
 def _code_at(path):
@@ -18,12 +18,12 @@ def test_the_standard_library_is_where_its_modules_are_not_where_sysconfig_says(
     # /lib/python314.zip: json, re, asyncio... must still count as the standard library.
     monkeypatch.setattr(sysconfig, "get_paths", lambda *a, **k: {
         "stdlib": "/nowhere/lib/python3.x", "platstdlib": "/nowhere/lib/python3.x"})
-    monkeypatch.setattr(_changes._State, "machinery", {})
-    assert _changes._machinery(json.dumps.__code__)
+    monkeypatch.setattr(_fast_path._State, "machinery", {})
+    assert _fast_path._machinery(json.dumps.__code__)
     std = os.path.dirname(os.__file__)
-    assert _changes._machinery(_code_at(os.path.join(std, "somemodule.py")))
+    assert _fast_path._machinery(_code_at(os.path.join(std, "somemodule.py")))
     # the boundary: a library installed inside that folder, or anywhere else, is not
     for where in (os.path.join(std, "site-packages", "somelib", "core.py"),
                   os.path.join(std, "dist-packages", "somelib", "core.py"),
                   os.path.join(os.path.dirname(std) + "-elsewhere", "somelib.py")):
-        assert not _changes._machinery(_code_at(where)), where
+        assert not _fast_path._machinery(_code_at(where)), where

@@ -1,4 +1,4 @@
-"""The Python DirectoryStore (py/elastic_lite/_directory_store.py): the Node store's layout,
+"""The Python DirectoryStore (py/elastic_lite/store/directory.py): the Node store's layout,
 locking, signing and verification, on host CPython. Both ways through the real CLI:
 tests/node/store-directory-python-interop.test.mjs."""
 
@@ -12,8 +12,8 @@ import pytest
 
 import elastic_lite as el
 from elastic_lite import host
-from elastic_lite._directory_store import DirectoryStore, canonical_json, name_to_stem, stem_to_name
-from elastic_lite._store import StoreError
+from elastic_lite.store.directory import DirectoryStore, canonical_json, name_to_stem, stem_to_name
+from elastic_lite.store.stores import StoreError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -202,7 +202,7 @@ def test_retention_keeps_what_a_person_asked_for(tmp_path):
 # ---- the default store of a desktop kernel (_default_store) ----
 
 def test_default_store_path(tmp_path, monkeypatch):
-    from elastic_lite._default_store import default_store_path
+    from elastic_lite.ipython.desktop import default_store_path
     monkeypatch.delenv("ELASTIC_LITE_STORE", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
@@ -218,8 +218,8 @@ def test_attach_in_a_kernel_shell_only(tmp_path, monkeypatch, capsys):
     """A shell with .kernel (ipykernel) gets the directory store beside its notebook and a
     point after each cell; a plain IPython shell keeps the in-memory default."""
     from IPython.core.interactiveshell import InteractiveShell
-    from elastic_lite._default_store import attach
-    from elastic_lite._kernel_session import SESSION
+    from elastic_lite.ipython.desktop import attach
+    from elastic_lite.session.kernel import SESSION
     monkeypatch.delenv("ELASTIC_LITE_STORE", raising=False)
     monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "nb.ipynb"))
     sh = InteractiveShell.instance()
@@ -248,7 +248,7 @@ def test_attach_in_a_kernel_shell_only(tmp_path, monkeypatch, capsys):
         sh.run_cell(f"%elastic_lite store {tmp_path / 'other'}", store_history=False)
         assert f"checkpoints are kept in {tmp_path / 'other'}" in capsys.readouterr().out
     finally:
-        from elastic_lite._default_store import _AutoPoint
+        from elastic_lite.ipython.desktop import _AutoPoint
         for cb in [c for c in sh.events.callbacks["post_run_cell"] if isinstance(c, _AutoPoint)]:
             sh.events.unregister("post_run_cell", cb)
         del sh.kernel

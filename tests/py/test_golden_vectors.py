@@ -7,7 +7,9 @@ import os
 
 import pytest
 
-from elastic_lite import _history, _report, _signing, _store
+from elastic_lite import _report
+from elastic_lite.session import timeline as _timeline
+from elastic_lite.store import signing as _signing, stores as _stores
 
 VECTORS = os.path.join(os.path.dirname(__file__), "..", "vectors")
 
@@ -31,8 +33,8 @@ def ids(cases, key="why"):
 @pytest.mark.parametrize("case", vectors("record-keys.json")["cases"])
 def test_record_key(case):
     pieces = [piece_bytes(p) for p in case["pieces"]]
-    assert _store.record_key(pieces) == case["key"]
-    assert _store.record_key(b"".join(pieces)) == case["key"]
+    assert _stores.record_key(pieces) == case["key"]
+    assert _stores.record_key(b"".join(pieces)) == case["key"]
 
 
 _SPLIT = vectors("container-split.json")["cases"]
@@ -41,7 +43,7 @@ _SPLIT = vectors("container-split.json")["cases"]
 @pytest.mark.parametrize("case", _SPLIT, ids=ids(_SPLIT))
 def test_split_container(case):
     data = bytes.fromhex(case["hex"])
-    head, records, tail = _store.split_container(data)
+    head, records, tail = _stores.split_container(data)
     assert (head.nbytes, [r.nbytes for r in records], tail.nbytes) == \
         (case["head"], case["records"], case["tail"])
     assert bytes(head) + b"".join(bytes(r) for r in records) + bytes(tail) == data
@@ -55,7 +57,7 @@ def test_retention(case):
     entries = [(e["name"], e["createdMs"], e["fixedBytes"], [tuple(r) for r in e["records"]])
                for e in case["entries"]]
     exempt = {e["name"] for e in case["entries"] if e["exempt"]}
-    assert _store.expired_by_retention(entries, case["keep"], case["policy"], exempt) == case["expired"]
+    assert _stores.expired_by_retention(entries, case["keep"], case["policy"], exempt) == case["expired"]
 
 
 _SIGNED = vectors("signed-bytes.json")
@@ -79,7 +81,7 @@ _CHOICE = vectors("restore-choice.json")["cases"]
 
 @pytest.mark.parametrize("case", _CHOICE, ids=ids(_CHOICE))
 def test_restore_choice(case):
-    choice = _history.restore_choice(case["entries"], own=frozenset(case["own"]))
+    choice = _timeline.restore_choice(case["entries"], own=frozenset(case["own"]))
     assert (choice and choice["name"]) == case["choice"]
 
 
@@ -88,7 +90,7 @@ _LABELS = vectors("point-labels.json")["cases"]
 
 @pytest.mark.parametrize("case", _LABELS, ids=[json.dumps(c["meta"]) for c in _LABELS])
 def test_point_label(case):
-    assert _history.point_label(case["meta"]) == case["label"]
+    assert _timeline.point_label(case["meta"]) == case["label"]
 
 
 _ESCAPES = vectors("escape-text.json")["vectors"]
@@ -104,7 +106,7 @@ _WORDS = vectors("host-words.json")
 
 @pytest.mark.parametrize("case", _WORDS["not_found"], ids=ids(_WORDS["not_found"], "name"))
 def test_host_words(case):
-    from elastic_lite import _kernel_session
-    assert _kernel_session.DEFAULT_NAME == _WORDS["default_name"]
-    assert _kernel_session.EMPTY == _WORDS["empty"]
-    assert _kernel_session.not_found(case["name"]) == case["message"]
+    from elastic_lite.session import kernel as _kernel
+    assert _kernel.DEFAULT_NAME == _WORDS["default_name"]
+    assert _kernel.EMPTY == _WORDS["empty"]
+    assert _kernel.not_found(case["name"]) == case["message"]

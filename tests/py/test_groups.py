@@ -1,7 +1,7 @@
 """The id-walk that groups variables sharing objects (no pickling involved)."""
 
-from elastic_lite._capture import capture
-from elastic_lite._groups import find_groups, is_notebook_def
+from elastic_lite.capture.selection import capture
+from elastic_lite.capture.groups import find_groups, is_notebook_def
 
 
 def groups_of(ns, **kw):

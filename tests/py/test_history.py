@@ -11,9 +11,9 @@ import asyncio
 import pytest
 
 import elastic_lite as el
-from elastic_lite._kernel_session import SESSION
+from elastic_lite.session.kernel import SESSION
 
-from elastic_lite import _changes
+from elastic_lite.changes import fast_path as _fast_path
 
 from history_cases import FAST, GIVE_UP, MUTATIONS, UNSTABLE, checkpoint, reused, run_case, written
 
@@ -84,7 +84,7 @@ d = {'k': [1, 2, 3]}
 def test_a_mutation_is_never_taken_for_unchanged(case, budget):
     r = asyncio.run(run_case(el.MemoryStore(), case, shadow_budget=budget))
     assert not r["skipped"]  # host CPython 3.11 saves every case (3.14 cannot save itertools)
-    if case not in UNSTABLE or _changes.available():
+    if case not in UNSTABLE or _fast_path.available():
         assert r["reused_unchanged"], f"{r['name']} was not reused while unchanged"
     assert r["written_changed"], f"{case}: the changed {r['name']} was taken for unchanged"
     assert r["other_reused"] and r["restored_ok"]
@@ -92,7 +92,7 @@ def test_a_mutation_is_never_taken_for_unchanged(case, budget):
     # where sys.monitoring exists (3.12+), the unrelated variable was not even looked at,
     # unless the cell reached a variable without naming it
     if case in FAST or case in GIVE_UP:
-        assert r["other_untouched"] == (case in FAST and _changes.available()), case
+        assert r["other_untouched"] == (case in FAST and _fast_path.available()), case
 
 
 def test_random_state_restores_exactly_after_a_reused_checkpoint():
@@ -303,11 +303,11 @@ def test_big_buffers_are_compared_with_copies_within_the_budget():
 
 
 def test_what_the_fast_path_reads_from_code():
-    """_changes reads the names code may change from its bytecode (any Python: the analysis
+    """_fast_path reads the names code may change from its bytecode (any Python: the analysis
     itself needs no sys.monitoring); the extension's command wrapper changes nothing."""
     def analyse(src):
-        _changes._State.analysed.clear()
-        return _changes._analyse(compile(src, "<cell>", "exec"))
+        _fast_path._State.analysed.clear()
+        return _fast_path._analyse(compile(src, "<cell>", "exec"))
     _, names, why, _ = analyse("a = b + 1\ndef f():\n    c.append(d)\n")
     assert why is None and {"a", "b", "f", "c", "d"} <= names
     for src, word in (("globals()['x'] = 1", "globals"), ("x.__class__.y = 1", "__class__"),
@@ -318,6 +318,6 @@ def test_what_the_fast_path_reads_from_code():
                "    import elastic_lite.host\n    return _sys.platform\n"
                "await _elastic_lite_cmd()\n")
     code = compile(wrapper, "<host>", "exec", flags=0x2000)  # PyCF_ALLOW_TOP_LEVEL_AWAIT
-    _changes._State.analysed.clear()
-    _, names, why, _ = _changes._analyse(code)
+    _fast_path._State.analysed.clear()
+    _, names, why, _ = _fast_path._analyse(code)
     assert why is None and names == {"_elastic_lite_cmd"}

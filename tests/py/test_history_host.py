@@ -8,8 +8,9 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import elastic_lite as el
-from elastic_lite import _history, host
-from elastic_lite._kernel_session import SESSION
+from elastic_lite import host
+from elastic_lite.session import timeline as _timeline
+from elastic_lite.session.kernel import SESSION
 
 
 @pytest.fixture
@@ -156,7 +157,7 @@ def test_with_only_its_own_points_a_restore_without_a_name_takes_the_newest(stor
     newest = auto_point(ns, 2, "v = 2", notebook="only.ipynb")
     assert asyncio.run(host.restore(namespace=ns, notebook="only.ipynb"))["name"] == newest
     assert first != newest
-    assert _history.restore_choice([]) is None
+    assert _timeline.restore_choice([]) is None
 
 
 def test_restore_choice_skips_own_and_empty_points_in_that_order():

@@ -60,7 +60,7 @@ def memory_store():
 
 def flip(data, record_names):
     """A copy of `data` with one byte flipped in the middle of the named record's payload."""
-    rec = next(r for r in el._restore.inspect(data)["records"] if r["names"] == record_names)
+    rec = next(r for r in el.load.loader.inspect(data)["records"] if r["names"] == record_names)
     out = bytearray(data)
     out[rec["payload_offset"] + rec["length"] // 2] ^= 0x20
     return bytes(out), rec

@@ -1,4 +1,4 @@
-"""The kernel session (py/elastic_lite/_kernel_session.py) on host CPython: one restore path
+"""The kernel session (py/elastic_lite/session/kernel.py) on host CPython: one restore path
 (the public `el.restore` and `host.restore` give the same words and the same report in every
 situation), every record read from a store checked against its content key before anything
 of it is unpickled or replayed, the list report (point labels, the restore choice, the default
@@ -11,7 +11,7 @@ import re
 
 import elastic_lite as el
 from elastic_lite import host
-from elastic_lite._kernel_session import SESSION
+from elastic_lite.session.kernel import SESSION
 from test_history_host import store  # noqa: F401  (the fixture: a MemoryStore in use)
 
 
@@ -201,14 +201,14 @@ def test_the_kernel_names_every_checkpoint_taken_without_a_name(store):
 
 
 def test_one_registry_of_namespaces_forgets_the_oldest_and_trackers_stay_few(store):
-    from elastic_lite import _kernel_session
-    spaces = [fresh() for _ in range(_kernel_session.MAX_SPACES + 3)]
+    from elastic_lite.session import kernel as _kernel
+    spaces = [fresh() for _ in range(_kernel.MAX_SPACES + 3)]
     for ns in spaces:
         ns["x"] = [1]
         assert run(el.checkpoint("n", namespace=ns))["ok"]
     assert SESSION.space(spaces[0], create=False) is None, "the oldest was forgotten"
     kept = [s for s in SESSION._spaces.values() if s.tracker is not None]
-    assert len(kept) == _kernel_session.TRACKED
+    assert len(kept) == _kernel.TRACKED
     assert SESSION.space(spaces[-1], create=False).tracker is not None
 
 

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 import elastic_lite as el
-from elastic_lite import _made_here
-from elastic_lite._snapshot import SnapshotStream
+from elastic_lite.trust import made_here as _made_here
+from elastic_lite.capture.container import SnapshotStream
 
 from fresh_kernel import ROOT
 
@@ -45,7 +45,7 @@ def test_the_same_state_written_by_other_code_is_foreign():
     ns = state()
     stream = SnapshotStream(ns)
     data = b"".join(b"".join(map(bytes, p[1])) if p[0] == "record" else p[1] for p in stream)
-    assert el._restore.inspect(data)["ok"]
+    assert el.load.loader.inspect(data)["ok"]
     out = fresh()
     rep = el.load_snapshot(data, out)
     assert not own(rep) and rep.restored == [] and set(out) <= {"__name__", "__builtins__"}
@@ -75,7 +75,7 @@ def test_bytes_made_by_another_process_are_foreign_here():
 
 def test_a_changed_header_makes_own_bytes_foreign_a_changed_payload_is_damage():
     snap = el.snapshot(state())
-    info = el._restore.inspect(snap.data)
+    info = el.load.loader.inspect(snap.data)
     rec = next(r for r in info["records"] if r["names"] == ["small"])
     # created_ms in the file header (wasm/FORMAT.md), its CRC32C made right again: a whole
     # container, not ours
@@ -83,7 +83,7 @@ def test_a_changed_header_makes_own_bytes_foreign_a_changed_payload_is_damage():
     head[16] ^= 1
     size = int.from_bytes(head[12:16], "little")
     head[size - 4:size] = _crc32c(bytes(head[:size - 4])).to_bytes(4, "little")
-    assert el._restore.inspect(bytes(head))["ok"]
+    assert el.load.loader.inspect(bytes(head))["ok"]
     rep = el.load_snapshot(bytes(head), fresh())
     assert not own(rep) and rep.restored == []
     # a payload byte: the structure is still this process's, the record's CRC-32 catches it
@@ -98,7 +98,7 @@ def test_a_changed_header_makes_own_bytes_foreign_a_changed_payload_is_damage():
 
 def test_a_damaged_header_or_a_cut_file_is_foreign_and_the_damage_is_named():
     snap = el.snapshot(state())
-    info = el._restore.inspect(snap.data)
+    info = el.load.loader.inspect(snap.data)
     rec = next(r for r in info["records"] if r["names"] == ["small"])
     bad = bytearray(snap.data)
     bad[rec["offset"] + 9] ^= 0x10  # inside the record header (its names are not trusted then)

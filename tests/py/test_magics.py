@@ -64,7 +64,7 @@ def test_restore_without_name_takes_newest_and_errors_are_clear(shell, capsys):
     run(shell, "a = 3", capsys)
     run(shell, "%restore", capsys)
     assert shell.user_ns["a"] == 2
-    # a failing magic prints one plain line: no traceback through _magics.py
+    # a failing magic prints one plain line: no traceback through ipython/magics.py
     out = run(shell, "%restore no_such_name", capsys)
     assert out == 'elastic_lite: no checkpoint named "no_such_name"\n'
     long = "x" * 201

@@ -9,8 +9,8 @@ import pytest
 np = pytest.importorskip("numpy")
 
 import elastic_lite as el  # noqa: E402
-from elastic_lite._capture import capture  # noqa: E402
-from elastic_lite._groups import find_groups  # noqa: E402
+from elastic_lite.capture.selection import capture  # noqa: E402
+from elastic_lite.capture.groups import find_groups  # noqa: E402
 
 from fresh_kernel import restore_elsewhere  # noqa: E402
 

@@ -117,7 +117,7 @@ def test_memoryviews_are_plain_data(nb):
 #   pyodide-no-fatal-errors runs that). On host CPython it was a RecursionError ("maximum
 #   recursion depth exceeded"), which said nothing a person could act on.
 def test_deeply_nested_values_are_skipped_with_a_reason_before_pickling(nb):
-    from elastic_lite._groups import DEEP_LEVELS
+    from elastic_lite.capture.groups import DEEP_LEVELS
     ns = nb(f'''
 class Link:
     __slots__ = ("v", "next")

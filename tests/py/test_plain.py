@@ -1,5 +1,5 @@
-"""The plain pickler and the pool of small plain data (_pickling.PlainPickler / PlainCheck,
-_snapshot._Pool): which groups take them, that everything the plain pickler cannot save the
+"""The plain pickler and the pool of small plain data (_picklers.PlainPickler / PlainCheck,
+_container._Pool): which groups take them, that everything the plain pickler cannot save the
 notebook's way falls back to cloudpickle, and that every checkpoint restores exactly, here and
 in a new process (fresh_kernel)."""
 
@@ -11,7 +11,7 @@ import cloudpickle
 import pytest
 
 import elastic_lite as el
-from elastic_lite import _snapshot
+from elastic_lite.capture import container as _container
 from fresh_kernel import restore_elsewhere
 
 from history_cases import checkpoint, reused, written
@@ -32,8 +32,8 @@ fn = math.sqrt
 def without_numpy(monkeypatch):
     """Other tests of this session import numpy, which turns the plain pickler off (its view
     rules live in reducer_override); no value here is an array, so act as if it were not."""
-    from elastic_lite import _pickling
-    monkeypatch.setattr(_pickling, "numpy_ndarray", lambda: None)
+    from elastic_lite.capture import picklers as _picklers
+    monkeypatch.setattr(_picklers, "numpy_ndarray", lambda: None)
 
 
 def serializers(snap):
@@ -103,11 +103,11 @@ def test_what_plain_pickle_cannot_save_our_way_goes_to_cloudpickle(nb, case):
 
 def test_no_plain_pickler_when_numpy_is_imported_or_a_module_goes_by_value(nb, monkeypatch):
     ns = nb(LIBRARY)
-    from elastic_lite import _pickling
+    from elastic_lite.capture import picklers as _picklers
     fake_ndarray = type("ndarray", (), {})  # as if numpy were here (a class no value is an instance of)
-    monkeypatch.setattr(_pickling, "numpy_ndarray", lambda: fake_ndarray)
+    monkeypatch.setattr(_picklers, "numpy_ndarray", lambda: fake_ndarray)
     assert set(serializers(el.snapshot(ns)).values()) == {"cloudpickle"}
-    monkeypatch.setattr(_pickling, "numpy_ndarray", lambda: None)
+    monkeypatch.setattr(_picklers, "numpy_ndarray", lambda: None)
     cloudpickle.register_pickle_by_value(decimal)
     try:
         assert "pickle" not in set(serializers(el.snapshot(ns)).values())
@@ -138,7 +138,7 @@ def test_small_plain_groups_share_records_first_in_the_file(nb):
     assert len(pools) == 2 and all(len(g.names) > 1 for g in pools)  # 41 groups, 32 a record
     sers = serializers(snap)
     assert sers["big"] == "cloudpickle" and sers["pts"] == "cloudpickle" and sers["f"] == "cloudpickle"
-    info = el._restore.inspect(snap.data)
+    info = el.load.loader.inspect(snap.data)
     records = [r for r in info["records"] if r["kind"] == "data"]
     assert [r["names"] for r in records[:2]] == [g.names for g in pools]  # first in the file
     assert all(r["imports"] == [] for r in records[:2]), "a pool imports nothing"
@@ -161,13 +161,13 @@ def test_few_small_groups_keep_records_of_their_own(nb):
 
 def test_a_pool_that_fails_is_written_group_by_group(nb, monkeypatch):
     ns = nb(MANY)
-    get = _snapshot._Picklers.get
+    get = _container._Picklers.get
 
     def failing(self, serializer, refs):
         if serializer == "pickle":
             raise RuntimeError("no plain pickler today")
         return get(self, serializer, refs)
-    monkeypatch.setattr(_snapshot._Picklers, "get", failing)
+    monkeypatch.setattr(_container._Picklers, "get", failing)
     snap = el.snapshot(ns)
     holder = next(g for g in snap.groups if "holder" in g.names)
     assert sorted(holder.names) == ["holder", "shared"]  # its group, aliasing kept
@@ -210,7 +210,7 @@ def test_in_a_kernel_namespace_the_notebook_module_is_never_imported_by_name(mon
     snap = el.snapshot(ns)
     group = next(g for g in snap.groups if "x" in g.names)
     assert group.serializer == "cloudpickle" and group.fallback is None, snap.table()
-    assert all(i["module"] != "__main__" for r in el._restore.inspect(snap.data)["records"]
+    assert all(i["module"] != "__main__" for r in el.load.loader.inspect(snap.data)["records"]
                for i in r.get("imports") or []), "no record imports from __main__"
     monkeypatch.setitem(sys.modules, "__main__", saved)
     restore_elsewhere(snap.data, """

@@ -14,7 +14,7 @@ import types
 import pytest
 
 import elastic_lite as el
-from elastic_lite import _random_state
+from elastic_lite.capture import random_state as _random_state
 from fresh_kernel import ROOT
 
 np = pytest.importorskip("numpy")

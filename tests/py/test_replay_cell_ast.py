@@ -5,7 +5,7 @@ import builtins
 
 import pytest
 
-from elastic_lite._cell_ast import analyze
+from elastic_lite.replay.cell_ast import analyze
 
 MODULES = {"np": "numpy", "plt": "matplotlib.pyplot", "random": "random", "os": "os",
            "sys": "sys", "Path": "pathlib.Path", "pd": "pandas"}

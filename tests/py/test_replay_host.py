@@ -12,7 +12,7 @@ import pytest
 
 import elastic_lite as el
 from elastic_lite import host
-from elastic_lite._session import recorder_for, stop_recording
+from elastic_lite.replay.recorder import recorder_for, stop_recording
 from replay_helpers import scratch  # noqa: F401 (a fixture: a Path removed after the test)
 
 

@@ -8,8 +8,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import elastic_lite as el
-from elastic_lite._replay import plan_replay, replay
-from elastic_lite._session import Recorder
+from elastic_lite.replay.engine import plan_replay, replay
+from elastic_lite.replay.recorder import Recorder
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ import textwrap
 import pytest
 
 import elastic_lite as el
-from elastic_lite._replay import (Plan, PlanError, choose_recompute, plan_replay, replay,
-                                  replay_sync)
+from elastic_lite.replay.engine import (Plan, PlanError, choose_recompute, plan_replay, replay,
+                                        replay_sync)
 from replay_helpers import Session, scratch  # noqa: F401 (a fixture)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -319,7 +319,7 @@ def test_restore_and_replay_in_a_fresh_python_process(scratch):
         import asyncio, json, sys
         sys.path.insert(0, {os.path.join(ROOT, 'py')!r})
         import elastic_lite as el
-        from elastic_lite._replay import replay
+        from elastic_lite.replay.engine import replay
         d = {str(scratch)!r}
         ns = {{"__name__": "__main__"}}
         el.load_snapshot(open(d + "/ck.bin", "rb").read(), ns, trust=True)  # their own file

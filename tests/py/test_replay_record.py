@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from elastic_lite._session import HistoryError, Recorder, is_stateful
+from elastic_lite.replay.recorder import HistoryError, Recorder, is_stateful
 from replay_helpers import Session, scratch  # noqa: F401 (a fixture)
 
 

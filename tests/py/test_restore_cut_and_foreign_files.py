@@ -11,7 +11,7 @@ import platform
 import sys
 
 import elastic_lite as el
-from elastic_lite import _snapshot
+from elastic_lite.capture import container as _container
 
 CELLS = "a = [1, 2]\nb = {'k': 'v'}\ndef f(x): return x + 1\nc = 'text'\n"
 
@@ -20,11 +20,11 @@ def _snap(monkeypatch=None, python=None):
     ns = {"__name__": "__main__"}
     exec(CELLS, ns)
     if python is not None:
-        monkeypatch.setattr(_snapshot.platform, "python_version", lambda: python)
+        monkeypatch.setattr(_container.platform, "python_version", lambda: python)
     data = el.snapshot(ns).data
     if python is not None:
         monkeypatch.undo()
-    return data, el._restore.inspect(data)
+    return data, el.load.loader.inspect(data)
 
 
 def test_a_file_cut_at_a_record_boundary_is_not_ok_and_says_what_is_lost():
@@ -86,7 +86,7 @@ def test_json_records_nesting_deeper_than_we_write_are_not_parsed():
     import json
     import sys as _sys
     from elastic_lite import _core
-    from elastic_lite._restore import JSON_DEPTH, json_depth
+    from elastic_lite.load.loader import JSON_DEPTH, json_depth
     assert json_depth(b'{"a": "[[[{{", "b": [1, {"c": []}]}') == 4 and json_depth(b"7") == 0
     deep = b"[" * (JSON_DEPTH + 1) + b"]" * (JSON_DEPTH + 1)
     w = _core.Writer(producer="test", python=_sys.version.split()[0], created_ms=0)

@@ -11,16 +11,17 @@ import os
 import pytest
 
 import elastic_lite as el
-from elastic_lite import _streamed, _store
-from elastic_lite._kernel_session import SESSION
+from elastic_lite.load import streamed as _streamed
+from elastic_lite.store import stores as _stores
+from elastic_lite.session.kernel import SESSION
 from elastic_lite._report import checkpoint_text
-from elastic_lite._restore import load_snapshot
+from elastic_lite.load.loader import load_snapshot
 
 
 @pytest.fixture
 def store(monkeypatch):
     monkeypatch.setattr(_streamed, "STREAM_FROM", 1 << 20)
-    s = _store.MemoryStore()
+    s = _stores.MemoryStore()
     el.set_store(s)
     yield s
     el.set_store(None)

@@ -26,7 +26,7 @@ table = {"f": f, "C": C, "items": [a, b]}
 x = [1]; y = {"k": x}
 """)
     snap = el.snapshot(ns)
-    assert el._restore.inspect(snap.data)["ok"]
+    assert el.load.loader.inspect(snap.data)["ok"]
     out = fresh()
     rep = el.load_snapshot(snap.data, out)
     assert rep.ok and rep.failed == []
@@ -51,7 +51,7 @@ def test_dill_fallback_rewinds_the_partial_cloudpickle_stream(nb):
     snap = el.snapshot(ns)
     group = next(g for g in snap.groups if g.names == ["bad"])
     assert group.serializer == "dill" and group.rewound_bytes >= 500000
-    info = el._restore.inspect(snap.data)
+    info = el.load.loader.inspect(snap.data)
     rec = next(r for r in info["records"] if r["names"] == ["bad"])
     assert info["ok"] and len(info["records"]) == len(snap.groups) + 1
     payload = snap.data[rec["payload_offset"]:rec["payload_offset"] + rec["length"]]
@@ -120,7 +120,7 @@ def test_internals_and_private_names_are_not_captured(nb):
 def test_corrupted_def_record_fails_its_dependents_by_name(nb):
     ns = nb("class K:\n    pass\nk = K()\nfree = [1, 2, 3]")
     snap = el.snapshot(ns)
-    info = el._restore.inspect(snap.data)
+    info = el.load.loader.inspect(snap.data)
     rec = next(r for r in info["records"] if r["names"] == ["K"])
     bad = bytearray(snap.data)
     bad[rec["payload_offset"] + 3] ^= 0xFF
@@ -154,7 +154,7 @@ def test_truncated_checkpoint_restores_what_is_whole(nb):
 
 
 def test_manifest_refuses_globals():
-    from elastic_lite._pickling import load_plain
+    from elastic_lite.capture.picklers import load_plain
     evil = pickle.dumps(print)
     with pytest.raises(pickle.UnpicklingError, match="plain data only"):
         load_plain(evil)

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 import elastic_lite as el
-from elastic_lite._snapshot import BUFFER_THRESHOLD, SnapshotStream
+from elastic_lite.capture.container import BUFFER_THRESHOLD, SnapshotStream
 
 from fresh_kernel import ROOT, restore_elsewhere
 
@@ -21,7 +21,7 @@ def fresh():
 
 
 def records(data):
-    info = el._restore.inspect(data)
+    info = el.load.loader.inspect(data)
     assert info["ok"], info["error"]
     return info["records"]
 
@@ -29,7 +29,7 @@ def records(data):
 def test_format_1_0_fixture_restores_in_a_new_process():
     with open(os.path.join(FIXTURES, "cpython-3.11.elc"), "rb") as f:
         data = f.read()
-    info = el._restore.inspect(data)
+    info = el.load.loader.inspect(data)
     assert info["format_version"] == 1 and info["ok"]
     restore_elsewhere(data, r"""
 assert restore_report["ok"], restore_report
@@ -139,7 +139,7 @@ def test_the_stream_concatenated_is_the_checkpoint(nb):
     ns = nb("import threading\na = list(range(1000))\nb = {'a': a}\nc = threading.Lock()")
     stream = SnapshotStream(ns)
     data = b"".join(b"".join(map(bytes, p[1])) if p[0] == "record" else p[1] for p in stream)
-    info = el._restore.inspect(data)
+    info = el.load.loader.inspect(data)
     assert info["ok"] and len(info["records"]) == 3
     out = fresh()
     # joined here, not by snapshot(): foreign unless the person says they are theirs

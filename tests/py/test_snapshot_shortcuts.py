@@ -8,11 +8,11 @@ import sys
 import pytest
 
 import elastic_lite as el
-from elastic_lite import _changes
-from elastic_lite._capture import capture
-from elastic_lite._groups import find_groups
-from elastic_lite._kernel_session import SESSION
-from elastic_lite._store import MemoryStore, StoreError, _check_key
+from elastic_lite.changes import fast_path as _fast_path
+from elastic_lite.capture.selection import capture
+from elastic_lite.capture.groups import find_groups
+from elastic_lite.session.kernel import SESSION
+from elastic_lite.store.stores import MemoryStore, StoreError, _check_key
 
 
 def test_plain_data_is_captured_without_the_binding_checks_unless_it_is_a_module():
@@ -68,7 +68,7 @@ def test_a_point_learns_its_record_keys_without_reading_its_entry_back():
     # point reuses the unchanged records and writes the changed one.
     store = _CountingStore()
     ns = {"__name__": "__main__"}
-    _changes.cells_run_in(ns)
+    _fast_path.cells_run_in(ns)
     exec("a = [1.5] * 1000\nb = {'k': list(range(100))}\nc = 'text' * 100", ns)
     SESSION.forget_changes(ns)
     try:
@@ -91,24 +91,24 @@ def test_the_pool_judges_long_containers_by_their_first_items_but_measures_the_r
     # more than twice the pool's limit is not pickled whole to find out (a record of its
     # own). The boundary: long containers of small items (a list of 1,500 small ints, a dict
     # of 100 short entries: a few KiB) are measured whole and still share a record.
-    from elastic_lite import _snapshot
+    from elastic_lite.capture import container as _container
     ns = {"__name__": "__main__"}
     ns.update({f"small{i}": list(range(1500)) for i in range(8)})
     ns.update({f"table{i}": {f"k{j}": j for j in range(100)} for i in range(4)})
     ns.update(big=[float(i) for i in range(6000)], words=[f"a longer word {i}" for i in range(3000)])
     variables = capture(ns).variables
     checked = []
-    size = _snapshot.PlainCheck.size
+    size = _container.PlainCheck.size
 
     def counting(self, values):
         checked.append(values)
         return size(self, values)
     groups = [[n] for n in variables]
     try:
-        _snapshot.PlainCheck.size = counting
-        pool = _snapshot._Pool(ns, groups, variables, {})
+        _container.PlainCheck.size = counting
+        pool = _container._Pool(ns, groups, variables, {})
     finally:
-        _snapshot.PlainCheck.size = size
+        _container.PlainCheck.size = size
     pooled = {n for names, _, members in pool.plan if members for n in names}
     assert pooled == {f"small{i}" for i in range(8)} | {f"table{i}" for i in range(4)}
     # big and words were judged by 64 items each, never pickled whole

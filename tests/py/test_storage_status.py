@@ -1,5 +1,5 @@
 """The browser storage line and lost checkpoints in %checkpoints and %restore
-(py/elastic_lite/_storage_status.py), against the golden vectors the JS copy
+(py/elastic_lite/session/storage_status.py), against the golden vectors the JS copy
 (js/shared/storage-status.mjs, tests/node/storage-status.test.mjs) is checked against too.
 The browser's store is stood in for by a MemoryStore with a `proxy` that answers
 storageStatus() and lists some checkpoints as lost, as js/store/indexeddb.mjs does."""
@@ -11,8 +11,8 @@ import pytest
 from test_magics import run, shell  # noqa: F401 (the shell fixture)
 
 import elastic_lite as el
-from elastic_lite import _storage_status
-from elastic_lite._store import StoreError
+from elastic_lite.session import storage_status as _storage_status
+from elastic_lite.store.stores import StoreError
 
 VECTORS = json.load(open(os.path.join(os.path.dirname(__file__), "..", "vectors",
                                       "storage-line.json"), encoding="utf-8"))
@@ -79,7 +79,7 @@ def test_checkpoints_of_a_folder_store_name_lost_ones_in_its_words(shell, capsys
     """A folder store (the directory store here) whose record files were deleted by hand:
     %checkpoints marks the checkpoint lost in the folder's words, and advises keeping the
     folder whole (not the browser's Export advice)."""
-    from elastic_lite._directory_store import DirectoryStore
+    from elastic_lite.store.directory import DirectoryStore
     store = DirectoryStore(tmp_path)
     el.set_store(store)
     run(shell, "c = list(range(30))\n%checkpoint kept\n%checkpoint gone", capsys)

@@ -1,4 +1,4 @@
-"""The Python side of the stores (py/elastic_lite/_store.py) on host CPython: record keys and
+"""The Python side of the stores (py/elastic_lite/store/stores.py) on host CPython: record keys and
 cutting a file the same way as the JS stores, MemoryStore's records and reference counts,
 retention, writer locks, and checkpoint() going through them."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import elastic_lite as el
-from elastic_lite import _store
-from elastic_lite._store import MemoryStore, StoreError, record_key, split_container
+from elastic_lite.store import stores as _stores
+from elastic_lite.store.stores import MemoryStore, StoreError, record_key, split_container
 
 
 FIXTURES = Path(__file__).resolve().parents[2] / "wasm" / "tests" / "fixtures"
@@ -71,7 +71,7 @@ def test_split_cuts_format_two_by_its_index_and_keeps_anything_else_whole():
     # A real checkpoint: cut exactly where the core's reader says its records are.
     real = el.snapshot(namespace={"x": 1, "y": [1, 2], "f": payload}).data
     head, records, tail = split_container(real)
-    listed = el._restore.inspect(real)["records"]
+    listed = el.load.loader.inspect(real)["records"]
     assert [r.nbytes for r in records] == [r["record_length"] for r in listed]
     assert len(head) == listed[0]["offset"]
     assert bytes(head) + b"".join(map(bytes, records)) + bytes(tail) == real
@@ -157,12 +157,12 @@ def test_the_same_retention_rules_as_js():
     # The example of INTERFACES.md: newest 1, plus the newest of each of the 2 latest hours.
     hour = 3600 * 1000
     entries = [("a", 10 * hour, 0, []), ("b", 11 * hour, 0, []), ("c", 11 * hour + 5, 0, []), ("d", 12 * hour, 0, [])]
-    assert _store.expired_by_retention(entries, "d", {"keepLast": 1, "keepHourly": 2}) == ["b", "a"]
-    assert _store.expired_by_retention(entries, "a", {"keepLast": 1}) == ["c", "b"]  # the new one is kept
+    assert _stores.expired_by_retention(entries, "d", {"keepLast": 1, "keepHourly": 2}) == ["b", "a"]
+    assert _stores.expired_by_retention(entries, "a", {"keepLast": 1}) == ["c", "b"]  # the new one is kept
     sized = [("x", 3, 10, [("k1", 100), ("k2", 50)]), ("y", 2, 10, [("k1", 100)]), ("z", 1, 10, [("k3", 5)])]
-    assert _store.expired_by_retention(sized, "x", {"maxBytes": 170}) == ["z"]
+    assert _stores.expired_by_retention(sized, "x", {"maxBytes": 170}) == ["z"]
     # exempt (meta.keep): never removed
-    assert _store.expired_by_retention(entries, "d", {"keepLast": 1}, exempt=["b"]) == ["c", "a"]
+    assert _stores.expired_by_retention(entries, "d", {"keepLast": 1}, exempt=["b"]) == ["c", "a"]
 
 
 def test_checkpoints_a_person_asked_for_are_kept_by_retention():
@@ -213,8 +213,8 @@ def test_checkpoint_holds_the_lock_sends_records_and_keeps_the_cell():
         assert snap.data is None, "streamed into the store, never whole in memory"
         stored = run(store.get("cp"))["bytes"]
         assert entry["meta"]["size"] == snap.size == len(stored)
-        assert el._restore.inspect(stored)["ok"]
-        assert run(store.stats())["records"] == len(el._restore.inspect(stored)["records"])
+        assert el.load.loader.inspect(stored)["ok"]
+        assert run(store.stats())["records"] == len(el.load.loader.inspect(stored)["records"])
         fresh = {}
         assert run(el.restore("cp", namespace=fresh)).ok
         assert fresh["x"] == list(range(100)) and fresh["word"] == "hello"
@@ -250,17 +250,17 @@ def test_send_records_streams_batches_reuses_stored_records_and_gives_back_on_fa
     head, records, tail = split_container(format_two([payload(5000, 1), new, payload(70, 3)])[0])
     parts = [("head", head), ("stored", first["records"][0]["key"], first["records"][0]["length"]),
              ("record", [records[1][:7], records[1][7:]]), ("stored", first["records"][2]["key"], 128), ("tail", tail)]
-    head_, entries, tail_, sent = run(_store.send_records(store, parts))
+    head_, entries, tail_, sent = run(_stores.send_records(store, parts))
     assert calls == [1] and len(sent) == 1, "only the changed record was sent"
     run(store.commit("second", {"head": head_, "records": entries, "tail": tail_, "meta": {}}))
     assert run(store.get("second"))["bytes"] == bytes(head) + b"".join(map(bytes, records)) + bytes(tail)
 
     def failing():
         yield "head", b""
-        yield "record", bytes(_store.BATCH_BYTES)  # a full batch: sent at once
+        yield "record", bytes(_stores.BATCH_BYTES)  # a full batch: sent at once
         raise RuntimeError("snapshot failed half-way")
     with pytest.raises(RuntimeError):
-        run(_store.send_records(store, failing()))
+        run(_stores.send_records(store, failing()))
     assert run(store.stats())["records"] == 4, "the abandoned record was given back"
 
 

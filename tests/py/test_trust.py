@@ -8,7 +8,8 @@ import pathlib
 import pytest
 
 import elastic_lite as el
-from elastic_lite import _core, _trust
+from elastic_lite import _core
+from elastic_lite.trust import rules as _trust
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -24,7 +25,7 @@ def crafted(extra):
     ns = {"__name__": "__main__"}
     exec("import math\nkept = {'a': [1, 2]}\ndef f(x):\n    return x + 1\n", ns)
     src = el.snapshot(ns).data
-    info = el._restore.inspect(src)
+    info = el.load.loader.inspect(src)
     w = _core.Writer(producer="elastic-lite test", python="3", created_ms=0)
     try:
         for names, serializer, payload in extra:
@@ -58,7 +59,7 @@ def spy(monkeypatch):
 
 def test_the_core_lists_the_attack_and_the_deny_list_names_it():
     data = crafted([(["evil"], "pickle", EVIL_OS)])
-    rec = next(r for r in el._restore.inspect(data)["records"] if r["names"] == ["evil"])
+    rec = next(r for r in el.load.loader.inspect(data)["records"] if r["names"] == ["evil"])
     assert rec["ok"] and rec["globals"] == [["os", "system"]]
     [hit] = _trust.Judgement({"records": [rec]}).refused(rec)
     assert hit["target"] == "posix.system" and hit["danger"] == _trust.RUNS_CODE
@@ -150,7 +151,7 @@ def test_legitimate_checkpoints_are_never_refused(nb, label, cells):
         nb(cell)
     snap = el.snapshot(nb.ns)
     assert snap.groups, label
-    info = el._restore.inspect(snap.data)
+    info = el.load.loader.inspect(snap.data)
     assert info["ok"]
     judged = _trust.Judgement(info)
     for rec in info["records"]:

@@ -114,7 +114,7 @@ def test_own_bytes_do_not_stop_a_function_body_which_is_why_provenance_is_the_bo
 
 def test_the_combined_file_restores_nothing_foreign_and_everything_trusted(scratch):
     data = corpus.combined(ITEMS)
-    assert el._restore.inspect(data)["ok"]
+    assert el.load.loader.inspect(data)["ok"]
     ns = {"__name__": "__main__"}
     rep = asyncio.run(host.restore(data=data, namespace=ns))
     corpus.poke_print(ns)

@@ -14,7 +14,8 @@ import textwrap
 import pytest
 
 import elastic_lite as el
-from elastic_lite import _report, _trust
+from elastic_lite import _report
+from elastic_lite.trust import rules as _trust
 
 import hostile_corpus as corpus
 

@@ -13,7 +13,7 @@ import pytest
 
 import elastic_lite as el
 from elastic_lite import host
-from elastic_lite._restore import CheckpointError
+from elastic_lite.load.loader import CheckpointError
 
 from fresh_kernel import ROOT
 
@@ -34,7 +34,7 @@ def original():
     exec(STATE, ns)
     snap = el.snapshot(ns, history=[{"n": 1, "code": "big = ..."}])
     data = snap.data
-    info = el._restore.inspect(data)
+    info = el.load.loader.inspect(data)
     assert info["ok"] and any(r.get("buffers") for r in info["records"])
     return ns, data, info
 

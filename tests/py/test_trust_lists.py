@@ -12,7 +12,8 @@ import types
 import pytest
 
 import elastic_lite as el
-from elastic_lite import _core, _trust, host
+from elastic_lite import _core, host
+from elastic_lite.trust import rules as _trust
 
 import hostile_corpus as corpus
 
@@ -34,7 +35,7 @@ def core_imports(stream):
 @pytest.mark.parametrize("module,name,target", [
     ("cloudpickle", "builtins.exec", "builtins.exec"),
     ("os", "path.os.system", "posix.system"),
-    ("elastic_lite._pickling", "pickle.loads", "_pickle.loads"),
+    ("elastic_lite.capture.picklers", "pickle.loads", "_pickle.loads"),
     ("pathlib", "Path.write_text", "pathlib.Path.write_text"),
 ])
 def test_a_dotted_name_is_judged_by_what_it_reaches(module, name, target):
@@ -189,7 +190,7 @@ def test_the_unpickler_judges_what_it_really_finds(tmp_path, monkeypatch):
     stream = corpus.record(corpus.call(corpus.global_("el_test_reexport", "harmless"),
                                        corpus._unicode("el-pwned-reexport")), 2)
     data = corpus.container([(["sneaky"], stream)])
-    info = el._restore.inspect(data)
+    info = el.load.loader.inspect(data)
     j = _trust.Judgement(info)
     assert j.refused(info["records"][1]) == []  # by its name, nothing to see
     rep = el.load_snapshot(data, {"__name__": "__main__"}, foreign=False)  # the lists alone

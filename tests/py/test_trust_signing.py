@@ -9,7 +9,8 @@ import asyncio
 import pytest
 
 import elastic_lite as el
-from elastic_lite import _signing, host
+from elastic_lite import host
+from elastic_lite.store import signing as _signing
 
 import hostile_corpus as corpus
 
@@ -145,15 +146,15 @@ def test_the_magic_shows_what_a_foreign_checkpoint_would_import(store, capsys):
 def test_an_adopted_import_replays_like_an_own_checkpoint(store):
     """Replay follows the same decision as unpickling: unsigned import, no replay unless
     trusted; once adopted (signed), it replays without asking."""
-    from elastic_lite import _checkpoint_replay
-    assert _checkpoint_replay.replay_permission(False, "it was imported from x")[0] is False
-    assert _checkpoint_replay.replay_permission(False, None) == (True, None)
-    assert _checkpoint_replay.replay_permission(True, "it was imported from x")[0] is True
-    assert _checkpoint_replay.replay_permission(True, None, data_only=True)[0] is False
+    from elastic_lite.replay import steps as _replay_steps
+    assert _replay_steps.replay_permission(False, "it was imported from x")[0] is False
+    assert _replay_steps.replay_permission(False, None) == (True, None)
+    assert _replay_steps.replay_permission(True, "it was imported from x")[0] is True
+    assert _replay_steps.replay_permission(True, None, data_only=True)[0] is False
 
 
 def test_a_rolled_back_entry_is_foreign_and_says_why():
     """A JS store reports an own entry older than its signed counter as state 'rollback'."""
-    from elastic_lite import _signing
+    from elastic_lite.store import signing as _signing
     why = _signing.foreign_reason({"state": "rollback", "keyId": "0123456789abcdef"})
     assert why.startswith("it is an older copy of a checkpoint this store has since saved again")

@@ -60,7 +60,7 @@ def record_keys():
                   "SHA-256(leaf 0) || SHA-256(leaf 1) || ...), the leaves being consecutive 4 MiB "
                   "(4194304-byte) slices of the record's bytes (the last one shorter; none for an "
                   "empty record). A record may be given in pieces: the key is that of their "
-                  "concatenation. Python: elastic_lite._store.record_key; JS: "
+                  "concatenation. Python: elastic_lite.store.stores.record_key; JS: "
                   "js/store/indexeddb.mjs recordKey.",
                   "A piece is {\"hex\": bytes} or {\"counter\": n, \"start\": s}: n bytes, byte i "
                   "being (s + i) % 251."],
@@ -118,7 +118,7 @@ def container_split():
                   "last up to the index; the head before the first record, the tail from the index "
                   "on); anything else is one record with an empty head and tail (nothing for an "
                   "empty file). The pieces always reassemble the file. Python: "
-                  "elastic_lite._store.split_container; JS: js/store/indexeddb.mjs splitContainer.",
+                  "elastic_lite.store.stores.split_container; JS: js/store/indexeddb.mjs splitContainer.",
                   "Each case: the file (hex) and the lengths of head, records and tail."],
         "cases": cases})
 
@@ -165,7 +165,7 @@ def retention():
         "about": "Which checkpoints of one notebook a retention policy {keepLast, keepHourly, maxBytes} "
                  "removes once `keep` is committed (rule: js/store/indexeddb.mjs, Retention). Entries: "
                  "name, createdMs, fixedBytes (head + tail), records [[key, length]...], exempt (meta.keep). "
-                 "`expired`: the names removed, newest first. Python: elastic_lite._store."
+                 "`expired`: the names removed, newest first. Python: elastic_lite.store.stores."
                  "expired_by_retention; JS: js/store/indexeddb.mjs expiredByRetention.",
         "cases": cases})
 
@@ -204,7 +204,7 @@ def signed_bytes():
         "about": ["What an entry's signature covers: netstrings (`<decimal length>:<bytes>,`) of the "
                   "line `elastic-lite entry signature 1`, the name (UTF-8), the head, one "
                   "`<key> <length>\\n` line per record, the tail, and the canonical JSON of the "
-                  "metadata. Python: elastic_lite._signing.signed_bytes / canonical_json; JS: "
+                  "metadata. Python: elastic_lite.store.signing.signed_bytes / canonical_json; JS: "
                   "js/store/indexeddb.mjs signedBytes / canonicalJson. Each case: hex of the signed bytes.",
                   "Canonical JSON: object keys sorted (by UTF-16 code units, as JS sorts), no spaces, "
                   "non-ASCII as it is, numbers as JS writes them (1.0 as 1, 1e-07 as 1e-7, -0.0 as 0); "
@@ -254,7 +254,7 @@ def restore_choice():
                  "that the newest; none when there is none. `own`: the kernel's own points (Python "
                  "knows them by name); `since`: when the kernel started (the page's JS knows its "
                  "points as the automatic ones created from then on) — the two describe the same "
-                 "points. Python: elastic_lite._history.restore_choice; JS: js/shared/report.mjs "
+                 "points. Python: elastic_lite.session.timeline.restore_choice; JS: js/shared/report.mjs "
                  "restoreChoice.",
         "since": since, "cases": cases})
 

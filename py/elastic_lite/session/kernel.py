@@ -9,17 +9,17 @@ State (nothing of it lives anywhere else):
   notebook later checkpoints belong to, whether automatic points are on, and the budget of
   private copies change detection may keep;
 - per namespace (`Space`): the session recorder (the recorded cells), the change tracker of
-  its last checkpoint (_history.Tracker), and the automatic points this kernel took of it.
+  its last checkpoint (_tracker.Tracker), and the automatic points this kernel took of it.
   One registry, one rule: at most MAX_SPACES namespaces (the oldest not tied to an IPython
   shell is forgotten first); only the TRACKED newest keep a change tracker (it holds values
   and buffer copies).
 
-Checkpoint: capture (what the recorded cells can recompute is left out: _checkpoint_replay)
--> group and write groups (_snapshot.SnapshotStream, unchanged groups reused from the store)
+Checkpoint: capture (what the recorded cells can recompute is left out: _replay_steps)
+-> group and write groups (capture.container.SnapshotStream, unchanged groups reused from the store)
 -> send records (batches to the store) -> plan replay and finish (manifest, recorded cells:
 written by the stream; the entry's metadata here) -> commit (and the tracker learns the keys).
 
-Restore: read (the entry, every record verified against its content key: _store.read_verified)
+Restore: read (the entry, every record verified against its content key: _stores.read_verified)
 -> judge (provenance: signed by this store or foreign) -> inspect, judge imports and load
 (load_snapshot) -> replay (re-run recorded cells for what was not saved).
 """
@@ -27,11 +27,17 @@ Restore: read (the entry, every record verified against its content key: _store.
 import time
 from collections import OrderedDict
 
-from . import _checkpoint_replay, _history, _jsbytes, _signing, _store, _streamed, _trust
-from ._capture import default_namespace
-from ._report import checkpoint_meta, inspection_problems, problem, record_problem, type_name
-from ._restore import CheckpointError, inspect as core_inspect, load_snapshot, read_manifest
-from ._snapshot import HISTORY, MANIFEST, SnapshotStream, snapshot
+from .. import _jsbytes
+from ..changes import tracker as _tracker
+from ..load import streamed as _streamed
+from ..replay import steps as _replay_steps
+from . import timeline as _timeline
+from ..store import signing as _signing, stores as _stores
+from ..trust import rules as _trust
+from ..capture.selection import default_namespace
+from .._report import checkpoint_meta, inspection_problems, problem, record_problem, type_name
+from ..load.loader import CheckpointError, inspect as core_inspect, load_snapshot, read_manifest
+from ..capture.container import HISTORY, MANIFEST, SnapshotStream, snapshot
 
 DEFAULT_NAME = "checkpoint"  # what a checkpoint without a name is called, in every host
 MAX_SPACES = 32  # namespaces remembered at once (the session's, tests', hosts' scratch ones)
@@ -61,7 +67,7 @@ class Report(dict):
         return dict(self)
 
     def table(self):
-        from ._report import checkpoint_text, restore_text
+        from .._report import checkpoint_text, restore_text
         if not self["ok"] and not self.get("restored"):
             return "; ".join(p["message"] for p in self["problems"])
         if self["op"] == "checkpoint":
@@ -107,8 +113,8 @@ def not_found(name):
 def bad_name(report, name):
     """A problem for a name no store accepts (checked before any work), else None."""
     try:
-        _store.check_name(name)
-    except _store.StoreError as exc:
+        _stores.check_name(name)
+    except _stores.StoreError as exc:
         return fail(report, "failed", str(exc), code="invalid-name")
     return None
 
@@ -128,7 +134,7 @@ def _of(notebook):
 
 def key_problems(problems, mismatched):
     """`problems` with each record whose bytes did not match their content key
-    (_store.read_verified, which zeroed them) reported as what it is: damage the core found in
+    (_stores.read_verified, which zeroed them) reported as what it is: damage the core found in
     those bytes, else a `content-key` problem (whole bytes, but not the ones saved)."""
     out = list(problems)
     for m in mismatched:
@@ -251,7 +257,7 @@ class KernelSession:
         only the TRACKED namespaces used last keep theirs)."""
         space = self.space(namespace)
         if space.tracker is None or space.tracker_store is not store:
-            space.tracker, space.tracker_store = _history.Tracker(), store
+            space.tracker, space.tracker_store = _tracker.Tracker(), store
         for old in [s for s in self._spaces.values() if s.tracker is not None][:-TRACKED]:
             old.tracker = old.tracker_store = None
         return space.tracker
@@ -272,18 +278,18 @@ class KernelSession:
         return frozenset(space.own_points if space is not None else ())
 
     def restore_choice(self, entries, namespace=None):
-        return _history.restore_choice(entries, self.own_points(namespace))
+        return _timeline.restore_choice(entries, self.own_points(namespace))
 
     def set_store(self, store):
         """Use `store` for checkpoint()/restore()/...: a JS store (JsProxy), a Python object
         with the same async methods, or None to go back to the default."""
-        self.store = _store.as_store(store)
+        self.store = _stores.as_store(store)
         return self.store
 
     async def get_store(self):
         """The store in use (resolving the default on first call)."""
         if self.store is None:
-            self.store = await _store.default_store()
+            self.store = await _stores.default_store()
         return self.store
 
     def set_notebook(self, path, label=None):
@@ -337,7 +343,7 @@ class KernelSession:
         notebook = self.notebook if notebook is None else notebook
         if name is None and (auto or notebook is not None):  # named after the notebook's label
             cell_ = cell or {}
-            name = _history.point_name(self.label_of(notebook), cell_.get("executionCount"),
+            name = _timeline.point_name(self.label_of(notebook), cell_.get("executionCount"),
                                        cell_.get("timeMs") if auto else None, auto=auto)
         name = name or DEFAULT_NAME
         report = new_report("checkpoint", name=name, notebook=notebook, size=0, variables=[],
@@ -358,14 +364,14 @@ class KernelSession:
                 _emit(progress, phase="store")
 
         # capture: the replay side decides what is left out, and brings the recorded cells
-        plan = _checkpoint_replay.prepare(ns, names, enabled=bool(replay), cost=recompute_large)
+        plan = _replay_steps.prepare(ns, names, enabled=bool(replay), cost=recompute_large)
         history = manifest = None
         if plan is not None:
             history, manifest, names = plan.history, plan.manifest, (
                 names if plan.names is None else plan.names)
         try:
             store = await self.get_store()
-            if not _store.has_record_api(store):  # a store with put/get/list/delete only
+            if not _stores.has_record_api(store):  # a store with put/get/list/delete only
                 snap = snapshot(namespace=ns, names=names, progress=on_group, history=history,
                                 manifest=manifest)
                 await store.put(name, snap.data, self._meta(snap, notebook, cell_meta, auto))
@@ -373,7 +379,7 @@ class KernelSession:
                 snap = await self._write(store, name, ns, names=names, progress=on_group,
                                          history=history, manifest=manifest, notebook=notebook,
                                          cell_meta=cell_meta, auto=auto, incremental=incremental)
-        except _store.StoreError as exc:
+        except _stores.StoreError as exc:
             return store_failure(report, exc)
         if auto:  # one of this kernel's own points: never what a restore without a name picks
             self.took_point(name, ns)
@@ -400,14 +406,14 @@ class KernelSession:
         try:
             reuse = await self._reuse(store, ns) if incremental else None
             stream = SnapshotStream(ns, names, progress, history, manifest, reuse=reuse)
-            head, records, tail, sent = await _store.send_records(store, stream)
+            head, records, tail, sent = await _stores.send_records(store, stream)
             snap = stream.snapshot
             entry = {"head": head, "records": records, "tail": tail,
                      "meta": self._meta(snap, notebook, cell_meta, auto)}
             try:
                 await store.commit(name, entry)
             except BaseException:
-                await _store.give_back(store, sent)
+                await _stores.give_back(store, sent)
                 raise
             if reuse is not None:
                 await reuse.committed(store, name, stream.record_count, records)
@@ -419,7 +425,7 @@ class KernelSession:
         """Change detection for this checkpoint (None when the store cannot take part)."""
         if not all(callable(getattr(store, m, None)) for m in ("has_records", "get_entry")):
             return None
-        return await _history.prepare(store, self.tracker(store, ns), self.shadow_budget)
+        return await _tracker.prepare(store, self.tracker(store, ns), self.shadow_budget)
 
     @staticmethod
     def _meta(snap, notebook, cell_meta, auto):
@@ -503,26 +509,26 @@ class KernelSession:
             for n in rep.restored]
         report["problems"] = key_problems(rep.problems(), mismatched)
         # damage inside the store: marked, repaired by the next checkpoint of the same values
-        await _store.mark_damaged(self.store, [m["key"] for m in mismatched])
+        await _stores.mark_damaged(self.store, [m["key"] for m in mismatched])
         report.update(ok=rep.ok and not mismatched, modules=rep.modules, skipped=rep.skipped,
                       random_state=list(getattr(rep, "random_state", [])),
                       inspection=info, warnings=[*rep.warnings], trust=rep.trust)
         if foreign and trust and adopt and report["source"] == "store":
             await self._adopt(report)
         # replay: only under the same trust decision as unpickling
-        permitted, why_not = _checkpoint_replay.replay_permission(trust, foreign,
+        permitted, why_not = _replay_steps.replay_permission(trust, foreign,
                                                                   data_only=data_only)
-        outcome, section, warnings = await _checkpoint_replay.replay_after_restore(
+        outcome, section, warnings = await _replay_steps.replay_after_restore(
             rep.manifest, rep.history, ns, permitted=permitted, why_not=why_not,
             enabled=bool(replay))
         report["warnings"].extend(warnings)
-        _checkpoint_replay.restore_fields(report, outcome, section, ns)
+        _replay_steps.restore_fields(report, outcome, section, ns)
         report["timings"]["total_ms"] = _ms(t0)
         return report
 
     def recorder(self, namespace=None, create=False):
         """The session recorder of `namespace` (None if there is none and not `create`)."""
-        from ._session import Recorder
+        from ..replay.recorder import Recorder
         space = self.space(namespace, create=create)
         if space is None:
             return None
@@ -546,7 +552,7 @@ class KernelSession:
             return
         try:
             report["adopted"] = bool(await store.sign(report["name"]))
-        except _store.StoreError as exc:
+        except _stores.StoreError as exc:
             report["warnings"].append(f"could not sign the checkpoint as this store's own: {exc}")
 
     async def _point(self, report, notebook, at):
@@ -556,8 +562,8 @@ class KernelSession:
         if store is None:
             return None
         try:
-            entry = _history.find_point(await store.list(notebook=notebook), at)
-        except _store.StoreError as exc:
+            entry = _timeline.find_point(await store.list(notebook=notebook), at)
+        except _stores.StoreError as exc:
             store_failure(report, exc)
             return None
         if entry is None:
@@ -567,7 +573,7 @@ class KernelSession:
         return entry["name"]
 
     async def _read(self, report, name, notebook, namespace=None, zero=True, stream=False):
-        """The named checkpoint as _store.read_verified gives it — without a name, the one
+        """The named checkpoint as _stores.read_verified gives it — without a name, the one
         the restore choice picks for `namespace` — or None with a problem. `stream`: a large
         checkpoint comes as a _streamed.Streamed in "bytes", read and inspected record by
         record (restore in bounded memory); one that cannot be read that way (a record
@@ -587,9 +593,9 @@ class KernelSession:
                 return None
             entry = await self._read_streamed(store, name) if stream else None
             if not isinstance(entry, dict) or "bytes" not in entry:  # the entry, or None
-                entry = await _store.read_verified(store, name, zero, entry=entry)
-        except _store.StoreError as exc:
-            from ._storage_status import as_lost  # records gone from the browser's storage
+                entry = await _stores.read_verified(store, name, zero, entry=entry)
+        except _stores.StoreError as exc:
+            from .storage_status import as_lost  # records gone from the browser's storage
             store_failure(report, as_lost(exc, name, store))
             return None
         if entry is None:
@@ -601,7 +607,7 @@ class KernelSession:
         """read_verified's answer with a _streamed.Streamed as "bytes" (inspected); else the
         store's entry already read (small, or not readable that way: damaged, missing a
         record), for read_verified, or None."""
-        if not _store._reads_records(store):
+        if not _stores._reads_records(store):
             return None
         entry = await store.get_entry(name)
         if entry is None or not _streamed.streams(store, entry.get("size") or 0):
@@ -630,11 +636,11 @@ class KernelSession:
             return report
         try:
             entries = await store.list(notebook=notebook)
-        except _store.StoreError as exc:
+        except _stores.StoreError as exc:
             return store_failure(report, exc)
-        report["checkpoints"] = [{**e, "label": _history.point_label(e.get("meta"))}
+        report["checkpoints"] = [{**e, "label": _timeline.point_label(e.get("meta"))}
                                  for e in entries]
-        from ._storage_status import storage_status  # the browser's storage only
+        from .storage_status import storage_status  # the browser's storage only
         if (storage := await storage_status(store)) is not None:
             report["storage"] = storage
         choice = self.restore_choice(entries, namespace)
@@ -659,7 +665,7 @@ class KernelSession:
             try:
                 if not await store.delete(n):
                     fail(report, "failed", not_found(n), code="not-found")
-            except _store.StoreError as exc:
+            except _stores.StoreError as exc:
                 return store_failure(report, exc, names=[n])
         report["deleted"] = report["ok"]
         return report

@@ -47,8 +47,8 @@ import types
 import cloudpickle
 import dill
 
-from . import _rebuild
-from ._groups import LRU_WRAPPER, memory_owner, numpy_ndarray
+from .. import _rebuild
+from .groups import LRU_WRAPPER, memory_owner, numpy_ndarray
 
 PROTOCOL = 5
 
@@ -309,7 +309,7 @@ def refused_identity(ident):
     deny-list, as the restore's judge does), as the text a skipped variable shows; else None."""
     if not isinstance(ident, str) or "." not in ident:
         return None
-    from ._trust import why_denied  # (imported late: _trust loads its lists on first use)
+    from ..trust.rules import why_denied  # (imported late: _trust loads its lists on first use)
     parts = ident.split(".")
     for i in range(len(parts) - 1, 0, -1):
         why = why_denied(".".join(parts[:i]), ".".join(parts[i:]))

@@ -3,11 +3,11 @@
 Per cell it keeps: execution count, code, the names read (each with the *version* it read:
 the id of the cell that last wrote that name, 0 for a value from outside the recorded
 history), the names written and deleted, ok/failed, run time and side-effect flags. Planning
-a replay (`_replay.py`) is then a walk over versions: to recreate a value, re-run the cell that
+a replay (`replay/engine.py`) is then a walk over versions: to recreate a value, re-run the cell that
 wrote that version, after recreating the versions that cell read.
 
 How a write is found, cheaply (no walk of the objects):
-- the cell's syntax tree (`_cell_ast.analyze`): assignments, imports, defs, `del`, and
+- the cell's syntax tree (`replay.cell_ast.analyze`): assignments, imports, defs, `del`, and
   in-place changes (`x.a = ..`, `x[i] = ..`, method calls, `next(x)`...);
 - calls of notebook functions: the globals their bodies rebind or change (analyzed when the
   function was defined), and the arguments they change;
@@ -46,8 +46,8 @@ import sys
 import time
 import types
 
-from ._capture import KERNEL_NAMES, default_namespace, ipython_shell
-from ._cell_ast import IPYTHON_HISTORY, FunctionInfo, analyze
+from ..capture.selection import KERNEL_NAMES, default_namespace, ipython_shell
+from .cell_ast import IPYTHON_HISTORY, FunctionInfo, analyze
 
 HISTORY_FORMAT = "elastic-lite-history"
 HISTORY_VERSION = 1
@@ -839,7 +839,7 @@ class Recorder:
 def recorder_for(namespace, create=False):
     """The recorder of `namespace` (None if there is none and not `create`). Hosts without
     IPython get one per namespace they run cells in (host.run_cell creates it)."""
-    from ._kernel_session import SESSION
+    from ..session.kernel import SESSION
     return SESSION.recorder(namespace, create=create)
 
 
@@ -858,7 +858,7 @@ def record_session(shell=None):
 def stop_recording(namespace=None):
     """Stop recording the cells of `namespace` (default: the user namespace) and forget
     their history; later checkpoints carry none (and so recompute nothing)."""
-    from ._kernel_session import SESSION
+    from ..session.kernel import SESSION
     return SESSION.stop_recording(namespace)
 
 

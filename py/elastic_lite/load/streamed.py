@@ -30,8 +30,9 @@ import struct
 import sys
 import zlib
 
-from . import _jsbytes, _store
-from ._report import human_size
+from .. import _jsbytes
+from ..store import stores as _stores
+from .._report import human_size
 
 STREAM_FROM = 64 * 1024 * 1024  # a checkpoint from this size restores through the stream
 INTO_FROM = 1024 * 1024  # records from this size are read straight into their pieces (JS stores that can)
@@ -72,7 +73,7 @@ def unreadable(name, size, why):
     """The StoreError of a checkpoint the stream could not read (`why`) and that is too large
     to be read whole here (`size` > WHOLE_LIMIT: Pyodide's buffers end below 2 GiB), which
     would have named the damaged variables."""
-    return _store.StoreError(
+    return _stores.StoreError(
         f"checkpoint {name!r} could not be read: {why}. At {human_size(size)} it is too large "
         "to be read whole here to name the variables concerned; nothing of it was restored. "
         "Restore another checkpoint, or check this one with `elastic-lite verify`", "damaged")
@@ -80,7 +81,7 @@ def unreadable(name, size, why):
 
 def streams(store, size):
     """Whether a checkpoint of `size` bytes in `store` restores through the stream."""
-    return size >= STREAM_FROM and _store._reads_records(store)
+    return size >= STREAM_FROM and _stores._reads_records(store)
 
 
 class _JsRecord:
@@ -207,20 +208,20 @@ class Streamed:
         return len(self.records)
 
     async def _fetch(self, first):
-        """Reads record `first` and the ones after it not read yet, up to about _store.BATCH_BYTES,
+        """Reads record `first` and the ones after it not read yet, up to about _stores.BATCH_BYTES,
         each checked against its key and cut into its pieces."""
         if self.records[first]["length"] >= INTO_FROM and _reads_into(self.store):
             return await self._fetch_into(first)
         batch, size = [], 0
         for i in range(first, len(self.records)):
-            if i in self._pieces or (batch and size + self.records[i]["length"] > _store.BATCH_BYTES):
+            if i in self._pieces or (batch and size + self.records[i]["length"] > _stores.BATCH_BYTES):
                 break
             batch.append(i)
             size += self.records[i]["length"]
         keys = [self.records[i]["key"] for i in batch]
         try:
             got, damaged = await _read_records(self.store, keys)
-        except _store.StoreError as exc:
+        except _stores.StoreError as exc:
             raise Unread(str(exc)) from None
         if len(got) != len(batch):
             raise Unread("the store gave back another number of records than asked")
@@ -284,7 +285,7 @@ class Streamed:
     async def inspect(self, chunk=1 << 20):
         """The core's validated inspection report, every record read once on the way (in file
         order, batch by batch). Raises Unread (see the module's docstring)."""
-        from . import _core
+        from .. import _core
         with _core.PullReader(self.size, True, False, chunk) as r:
             while (need := r.need()) is not None:
                 kind, off, n = need
@@ -318,7 +319,7 @@ class Streamed:
 
 
 def _reads_into(store):
-    return isinstance(store, _store.JsStore) and hasattr(store.proxy, "readRecordInto")
+    return isinstance(store, _stores.JsStore) and hasattr(store.proxy, "readRecordInto")
 
 
 async def _read_into(store, key, pieces, check):
@@ -347,14 +348,14 @@ def _matches(rec, key, damaged):
         return key not in damaged
     if not isinstance(rec, _PyRecord):
         return False
-    return _store.record_key(rec.view) == key
+    return _stores.record_key(rec.view) == key
 
 
 async def _read_records(store, keys):
     """([record], damaged keys or None): the records of `keys` as the store reads them, JS
     arrays left in JS (copied out piece by piece), each record checked by the store when it
     says so (`damaged`), else to be checked here."""
-    if isinstance(store, _store.JsStore):
+    if isinstance(store, _stores.JsStore):
         got, damaged = await store.read_records_js(keys)
         return [_JsRecord(p) for p in got], damaged
     got = await store.read_records(keys)

@@ -6,7 +6,7 @@ what a CPython kernel wrote and the other way round.
 
     <dir>/entries/<stem>.json   one checkpoint: {format, version, name, size, head, records:
                                 [{key, length}], tail, meta, sig} (head and tail base64)
-    <dir>/records/<key>         one record's bytes, named by its key (_store.record_key);
+    <dir>/records/<key>         one record's bytes, named by its key (store.stores.record_key);
                                 <key>.damaged marks one whose bytes were found changed
     <dir>/locks/<stem>.lock     the writer lock of one checkpoint name ({pid, host, token, sinceMs})
     <dir>/store.lock            held for the short steps that change what records are used
@@ -39,8 +39,8 @@ import socket
 import stat
 import time
 
-from . import _signing
-from ._store import (DEFAULT_LOCK_TIMEOUT, DEFAULT_ORPHAN_GRACE, StoreError, _check_entry,
+from . import signing as _signing
+from .stores import (DEFAULT_LOCK_TIMEOUT, DEFAULT_ORPHAN_GRACE, StoreError, _check_entry,
                      _check_key, _pieces, _plain_meta, check_name, check_retention,
                      expired_by_retention, record_key, split_container)
 
@@ -390,7 +390,7 @@ class DirectoryStore:
     relative one is relative to the working directory, never to the store)."""
 
     live_pieces = False
-    never_suspends = True  # the magics drive its coroutines at once (_magics._run)
+    never_suspends = True  # the magics drive its coroutines at once (ipython.magics._run)
 
     def __init__(self, path, retention=None, keep_last=None, lock_timeout=DEFAULT_LOCK_TIMEOUT,
                  orphan_grace=DEFAULT_ORPHAN_GRACE, key_file=None):

@@ -1,5 +1,5 @@
 """Which calls have side effects, which methods leave their object unchanged: the tables
-the cell analyzer (`_cell_ast.py`) applies to each call, by the call's qualified name
+the cell analyzer (`replay/cell_ast.py`) applies to each call, by the call's qualified name
 (`numpy.random.rand` for `np.random.rand(...)`, aliases resolved by the caller).
 
 The tables err on the side of flagging: a flagged cell that did nothing harmful is only

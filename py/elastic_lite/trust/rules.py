@@ -60,7 +60,7 @@ import types
 
 import _compat_pickle
 
-_DIR = os.path.dirname(os.path.abspath(__file__))
+_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package's folder
 
 DENY, DATA, TRUST = "deny", "data", "trust"
 MODES = (DENY, DATA, TRUST)
@@ -744,7 +744,7 @@ _PLAIN_C = frozenset([("builtins", n) for n in (
 
 
 def guarded_load(serializer, payload, buffers, mode, accepted, seen=None):
-    """Unpickle one record like _pickling.load, except that find_class hands out only the
+    """Unpickle one record like capture.picklers.load, except that find_class hands out only the
     `accepted` (module, name) pairs, each judged again by what it really is (`seen`: a dict
     shared by the records of one restore, remembering what was judged already)."""
     if mode == DATA and serializer != "dill" and not accepted <= _PLAIN_C:
@@ -786,7 +786,7 @@ def budget_for(payload, buffers=()):
 
 
 def _pointer_bearing(dt):
-    from ._rebuild import pointer_bearing
+    from .._rebuild import pointer_bearing
     return pointer_bearing(dt)
 
 

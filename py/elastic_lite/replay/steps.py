@@ -14,7 +14,7 @@ Checkpoint (`prepare`, before the snapshot loop runs):
 
 Restore (`replay_after_restore`, after load_snapshot): if the person's trust decision lets
 the checkpoint's code run (their own checkpoint, or trust confirmed), the plan's cells are
-re-run in the restored namespace (`_replay.replay`); then the namespace's recorder continues
+re-run in the restored namespace (`replay.engine.replay`); then the namespace's recorder continues
 the checkpoint's history, so the next checkpoint can still recompute what this one could.
 `restore_fields` turns the outcome into the restore report's fields (one report schema).
 """
@@ -23,11 +23,11 @@ import array
 import io
 import time
 
-from ._capture import capture
-from ._groups import find_groups, is_notebook_def
-from ._replay import PlanError, _label_list, choose_recompute, plan_replay, replay
-from ._report import problem, type_name
-from ._session import HistoryError, is_stateful, recorder_for
+from ..capture.selection import capture
+from ..capture.groups import find_groups, is_notebook_def
+from .engine import PlanError, _label_list, choose_recompute, plan_replay, replay
+from .._report import problem, type_name
+from .recorder import HistoryError, is_stateful, recorder_for
 
 SECTION = "replay"  # the manifest field holding {"plan", "types"}
 
@@ -206,7 +206,7 @@ def prepare(namespace, names=None, *, enabled=True, allow=None, cost=None):
 def replay_permission(trust, foreign=None, data_only=False):
     """(permitted, why not): replay runs code saved in the checkpoint, so only after the same
     trust decision as unpickling: a foreign checkpoint (`foreign`: why it is, as the restore
-    decided, _signing.foreign_reason: an unsigned import is foreign, one a person adopted is
+    decided, store.signing.foreign_reason: an unsigned import is foreign, one a person adopted is
     not) replays nothing unless trusted; a
     data-only restore runs no code at all."""
     if data_only:

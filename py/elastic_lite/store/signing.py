@@ -12,7 +12,7 @@ What a signature means: saved by code that holds this store's key. It says nothi
 contents being harmless, and nothing against someone who can write the store (and its key).
 What it is for: an entry that does not carry it (an import, a checkpoint of another browser or
 store, an entry changed after it was saved, one written by an older version) is FOREIGN, and
-restore loads nothing of it until a person confirmed (see _trust.py and _restore.py).
+restore loads nothing of it until a person confirmed (see trust/rules.py and load/loader.py).
 """
 
 import decimal

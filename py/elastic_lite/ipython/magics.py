@@ -20,11 +20,11 @@ first means that works here:
 import asyncio
 import datetime
 
-from . import host
-from ._kernel_session import SESSION, _of
-from ._report import _table, checkpoint_text, foreign_text, human_size, restore_text, shown_text
-from ._storage_status import lost_text, storage_line
-from ._store import MemoryStore
+from .. import host
+from ..session.kernel import SESSION, _of
+from .._report import _table, checkpoint_text, foreign_text, human_size, restore_text, shown_text
+from ..session.storage_status import lost_text, storage_line
+from ..store.stores import MemoryStore
 
 
 def _drive(coro):

@@ -32,14 +32,14 @@ What the walk does NOT descend into:
 - notebook functions and classes bound to a top-level name ("defs"): these are the things
   every instance and every caller reaches, so unioning through them would collapse the
   namespace into one group. They get their own group and other records refer to them by
-  name (see _pickling.py / _rebuild.ref). Only a reference cycle between groups through defs
+  name (see capture/picklers.py / _rebuild.ref). Only a reference cycle between groups through defs
   (rare: `def f(g=...)` and `def g(f=...)`) merges those groups, so loading never loops.
 
 Memory shared without a Python reference: numpy arrays are not tracked by the GC (their
 referents are invisible to `gc.get_referents`), so when numpy is already imported (never
 imported here) an array's children are the owner of its memory (the `.base` chain, through
 memoryviews to the bytes/bytearray they expose) and, for object arrays, its elements. Views
-of one owner therefore land in one group, and `_pickling` saves them as views of it. Top-level
+of one owner therefore land in one group, and `capture.picklers` saves them as views of it. Top-level
 arrays whose memory overlaps without a common owner are united too (`np.shares_memory`).
 
 The walk is bounded by `max_objects`: past it, every variable is put into one group (safe:

@@ -14,7 +14,7 @@ ALREADY imported, whose namespace lacks it and whose own `__getattr__` (a functi
 that very module) would compute it, the module is asked once, as the notebook's import did.
 What the module then keeps is judged like any other attribute (its identity against the
 deny-list); what it does not keep stays "computed", and is refused as before. The capture
-side (_capture._computed_anew) never binds a name the module does not keep, so such a
+side (capture.selection._computed_anew) never binds a name the module does not keep, so such a
 variable is saved by value or skipped with the reason when the checkpoint is taken.
 Foreign checkpoints (before the person confirmed) never get here.
 
@@ -78,7 +78,7 @@ def import_for_paths(info):
     a matplotlib figure was refused whole in a new kernel; unpickling would import these
     modules anyway. A module the deny-list says runs something when imported is not
     imported (the judge then refuses as before). Returns the modules imported."""
-    from . import _trust
+    from . import rules as _trust
     done = []
     for module in _dotted_modules(info):
         if _trust._import_danger(module) is not None:

@@ -4,7 +4,7 @@ path of change detection (automatic points after small cells).
 Between two checkpoints of a namespace to one store, `Changes` collects the names the code
 that ran there could have changed, read from that code itself (its bytecode: the global
 names it reads, binds and deletes), or gives up (`full`: the reason why everything must be
-walked and pickled again, as without this module). `_history.Reuse` hands it to the
+walked and pickled again, as without this module). `changes.tracker.Reuse` hands it to the
 snapshot loop: a record none of whose variables was named by such code (and none of the
 records it refers to through a notebook class or function) is taken as unchanged without
 being walked or pickled (see _snapshot, "untouched").
@@ -48,7 +48,7 @@ changes no notebook variable in place (one that calls a notebook function is see
 gives up); objects that only a library class or module holds (pickled by reference, never
 walked by the grouping) are not also the data of a notebook variable; JavaScript does not
 change Python objects in place through proxies (bindings replaced from outside are still
-seen: `_history` compares the id and the length of every variable it takes as untouched). Without sys.monitoring (CPython
+seen: `changes.tracker` compares the id and the length of every variable it takes as untouched). Without sys.monitoring (CPython
 3.11) every checkpoint walks everything, as before.
 """
 
@@ -61,7 +61,7 @@ import sysconfig
 import threading
 import weakref
 
-from ._cell_ast import IPYTHON_HISTORY
+from ..replay.cell_ast import IPYTHON_HISTORY
 
 _MON = getattr(sys, "monitoring", None)
 _TOOL_IDS = (4, 3)  # the free tool ids (0-2 and 5 are the debugger's, coverage's, ...)
@@ -137,7 +137,7 @@ def cells_run_in(namespace):
 def _cells_only(namespace):
     if id(namespace) in _State.cells:
         return True
-    from ._capture import ipython_shell
+    from ..capture.selection import ipython_shell
     shell = ipython_shell()
     return shell is not None and getattr(shell, "user_ns", None) is namespace
 
@@ -151,7 +151,7 @@ def arm(namespace):
         return changes
     if not _cells_only(namespace):
         changes.give_up("not a namespace whose code runs as cells (an IPython shell's, or "
-                        "one given to _changes.cells_run_in): every checkpoint walks every "
+                        "one given to changes.fast_path.cells_run_in): every checkpoint walks every "
                         "variable")
         return changes
     intact()

@@ -25,7 +25,7 @@
      it needs no confirmation, even for a foreign checkpoint;
    - `trust=True`: everything loads.
    Records load through an unpickler whose find_class hands out only the imports judged
-   beforehand, each judged again by what it really is. Not a sandbox (see _trust.py).
+   beforehand, each judged again by what it really is. Not a sandbox (see trust/rules.py).
 The manifest (JSON in 2.0, a plain pickle in 1.0) is `report.manifest`; a session-history
 record, if any, is `report.history` (parsed JSON).
 """
@@ -39,14 +39,16 @@ import re
 import sys
 import time
 
-from . import (_core, _history, _jsbytes, _made_here, _module_attrs, _random_state, _rebuild,
-               _trust)
-from ._capture import default_namespace
-from ._pickling import load, load_plain
-from ._report import RestoreReport, Snapshot, describe_error as _describe_error
-from ._report import problem as _problem, record_problem
-from ._snapshot import MANIFEST
-from ._streamed import Streamed
+from .. import _core, _jsbytes, _rebuild
+from ..capture import random_state as _random_state
+from ..changes import tracker as _tracker
+from ..trust import made_here as _made_here, module_attrs as _module_attrs, rules as _trust
+from ..capture.selection import default_namespace
+from ..capture.picklers import load, load_plain
+from .._report import RestoreReport, Snapshot, describe_error as _describe_error
+from .._report import problem as _problem, record_problem
+from ..capture.container import MANIFEST
+from .streamed import Streamed
 
 
 class CheckpointError(Exception):
@@ -158,7 +160,7 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
         data = data.data
     data = _as_bytes(data)
     ns = default_namespace() if namespace is None else namespace
-    _history.forget(ns)  # its next checkpoint is written whole (change detection starts over)
+    _tracker.forget(ns)  # its next checkpoint is written whole (change detection starts over)
     if "__builtins__" not in ns:  # a fresh dict: restored functions look builtins up here
         ns["__builtins__"] = builtins
     report = RestoreReport()
@@ -401,7 +403,7 @@ def _other_python(rec, made_by, names):
     return None
 
 
-# --- trust: provenance, modes, module bindings (see _trust.py) ------------------------------
+# --- trust: provenance, modes, module bindings (see trust/rules.py) ------------------------------
 
 def _refusal_code(mode):
     return "not-data" if mode == _trust.DATA else "denied"

@@ -22,8 +22,9 @@ import sys
 import time
 import zlib
 
-from . import _jsbytes, _signing
-from ._restore import JSON_DEPTH, json_depth
+from .. import _jsbytes
+from . import signing as _signing
+from ..load.loader import JSON_DEPTH, json_depth
 
 KEY_LEAF_SIZE = 4 * 1024 * 1024
 BATCH_BYTES = 8 * 1024 * 1024      # records handed to a store per put_records call
@@ -259,7 +260,7 @@ class MemoryStore:
 
     async def commit(self, name, entry, retention=..., sign=True):
         """Make `entry` the checkpoint `name`, signed as this store's own unless `sign` is
-        False (see _signing.py)."""
+        False (see store/signing.py)."""
         check_name(name)
         head, records, tail, size = _check_entry(entry)
         meta = _plain_meta(entry.get("meta"), size)
@@ -879,7 +880,7 @@ async def read_verified(store, name, zero=True, entry=None):
 def _name_and_zero(out, mismatched, zero):
     """Each mismatched record as the core sees its bytes (its names, a label only; its
     damage, when the core finds some: `core`), then zeroed: nothing of it can be unpickled."""
-    from . import _core
+    from .. import _core
     try:
         info = _core.inspect(out, validate=True)
         by_index = {r.get("index"): r for r in info.get("records") or []}

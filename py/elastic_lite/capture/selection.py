@@ -13,8 +13,8 @@ Reading the namespace never writes to it (we iterate over a copy of its items).
 import sys
 import types
 
-from ._groups import ATOMIC, is_notebook_def
-from ._report import type_name
+from .groups import ATOMIC, is_notebook_def
+from .._report import type_name
 
 # Names a Jupyter/IPython kernel puts into the user namespace that are not user state.
 KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
@@ -116,7 +116,7 @@ def _refused_binding(name, binding):
     `from os import system` keeps its name and is bound)."""
     if binding is None or binding[1] is None or binding[1] == name:
         return None
-    from ._pickling import refused_identity
+    from .picklers import refused_identity
     why = refused_identity(f"{binding[0]}.{binding[1]}")
     return None if why is None else why.replace(
         "it holds", f"it binds {name} to", 1).replace(

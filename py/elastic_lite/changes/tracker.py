@@ -14,7 +14,7 @@ taken as unchanged in one of two ways only:
    Nothing else has such a proof here: dicts, lists, instances, functions, numpy arrays,
    objects whose state lives in C (random.Random, deque, io.StringIO, itertools...).
 2. Pickling again and comparing: the serializer, the stream's length and BLAKE2b-128 digest
-   (`signature`), and each out-of-band buffer's bytes. Equal means the record's bytes are the
+   (`match_key`), and each out-of-band buffer's bytes. Equal means the record's bytes are the
    stored record's: records are position independent, so the stored copy stands for it at any
    offset. This sees whatever pickle sees — a Random's state, a StringIO's position, a deque's
    items — and saves the store write, not the pickling. Pickling that is not deterministic (a
@@ -31,7 +31,7 @@ streams, where small variables change at every cell, use the 128-bit digest.
 
 What is remembered (`Tracker`, kept by the kernel session per namespace and store): for
 each data record of the previous checkpoint its group's names, the record's key and length
-in the store (read back with one `get_entry` after the commit), its signature, its proof,
+in the store (read back with one `get_entry` after the commit), its match_key, its proof,
 the objects the proof holds, what is known of its buffers' bytes, and its report line.
 Before a checkpoint `prepare()` asks the store whether those records are still there
 (`has_records`, which also pins them until the commit: a delete meanwhile cannot free them,
@@ -40,16 +40,14 @@ ones are forgotten. A restore drops the namespace's tracker: the first checkpoin
 is whole.
 
 The timeline's rules (the points' names and labels, which one a restore without a name
-brings back) are at the end of this module; the kernel session keeps its state.
+brings back) are in session/timeline.py; the kernel session keeps its state.
 """
 
 import array
-import datetime
 import hashlib
-import time
 import zlib
 
-from ._groups import ATOMIC
+from ..capture.groups import ATOMIC
 
 _GONE = object()
 _IMMUTABLE_BUDGET = 100_000  # items examined to prove a tuple/frozenset immutable, at most
@@ -66,7 +64,7 @@ class Content:
         self.nbytes, self.crc, self.shadow = nbytes, crc, shadow
 
 
-class Room:
+class ShadowRoom:
     """The shadow budget of one checkpoint: copies kept or made count against it."""
 
     def __init__(self, nbytes):
@@ -83,7 +81,7 @@ class Room:
             self.left += len(content.shadow)
 
 
-NO_ROOM = Room(0)
+NO_SHADOW_ROOM = ShadowRoom(0)
 
 
 def check_content(raw, previous, room):
@@ -107,19 +105,19 @@ def check_content(raw, previous, room):
     return same, Content(n, crc, shadow)
 
 
-class Memo:
+class KnownRecord:
     """What one data record of a checkpoint was: enough to know it again."""
 
-    __slots__ = ("names", "key", "length", "signature", "proof", "held", "report", "writable",
+    __slots__ = ("names", "key", "length", "match_key", "proof", "held", "report", "writable",
                  "buffers", "content", "ids", "lens", "defs")
 
-    def __init__(self, names, signature, proof, held, report, writable, key=None, length=None,
+    def __init__(self, names, match_key, proof, held, report, writable, key=None, length=None,
                  buffers=(), content=None):
         self.ids = None  # id of each variable's value when it was saved (see Reuse.untouched)
         self.lens = None  # len() of each value that is a builtin container or string, or None
         self.defs = frozenset()  # names of the notebook defs its values refer to by name
         self.names = names  # tuple: the group (its record's header names them in this order)
-        self.signature = signature  # see signature()
+        self.match_key = match_key  # see match_key()
         self.proof = proof  # see proof_of(), or None
         self.held = held  # the objects an identity proof refers to (kept alive), or None
         self.report = report  # the GroupReport of when it was written
@@ -130,7 +128,7 @@ class Memo:
         self.content = content  # Content of a lone bytearray/array.array (its proof), or None
 
 
-def signature(serializer, stream_length, stream_digest, buffer_lengths):
+def match_key(serializer, stream_length, stream_digest, buffer_lengths):
     """What two records must share besides their buffers' bytes (see check_content)."""
     return (serializer, stream_length, stream_digest, tuple(buffer_lengths))
 
@@ -153,9 +151,9 @@ def _immutable(value, budget):
     return all(type(x) in ATOMIC or _immutable(x, budget) for x in value)
 
 
-def proof_of(values, previous=None, room=NO_ROOM):
+def proof_of(values, previous=None, room=NO_SHADOW_ROOM):
     """(proof, held, content, same) for the group's values: `proof` None when no cheap proof
-    exists; `same` True when it proves the group unchanged since `previous` (a Memo or None).
+    exists; `same` True when it proves the group unchanged since `previous` (a KnownRecord or None).
 
     Identity proof: every value immutable all the way down; proof = their ids, held = the
     values (so the ids stay theirs). A value that is the object the previous memo held was
@@ -185,10 +183,10 @@ def proof_of(values, previous=None, room=NO_ROOM):
 class Tracker:
     """This kernel's memory of its previous checkpoint of one namespace to one store: the
     memos of its data records, by group names (see the module doc), and what code may have
-    changed since (_changes.Changes, armed when that checkpoint started)."""
+    changed since (_fast_path.Changes, armed when that checkpoint started)."""
 
     def __init__(self):
-        self.memos = {}  # names tuple -> Memo (key known)
+        self.memos = {}  # names tuple -> KnownRecord (key known)
         self.changes = None
 
 
@@ -205,18 +203,18 @@ class Reuse:
     running at once, e.g. an automatic one and a person's, each have their own).
 
     The snapshot loop asks `previous(names)` for a group's memo, then either reuses it (by
-    proof or by signature: `reused(index, memo, ...)`) or writes the record (`wrote(index,
+    proof or by match_key: `reused(index, memo, ...)`) or writes the record (`wrote(index,
     memo)`); `key(index)` is the stored key of a reused record. `committed()` learns the new
     records' keys and makes this checkpoint the one the tracker remembers."""
 
     def __init__(self, tracker, memos, shadow_budget):
         self.tracker = tracker
-        self.memos = memos  # names tuple -> Memo of the previous checkpoint, still stored
-        self.current = {}  # record index -> Memo of this checkpoint
+        self.memos = memos  # names tuple -> KnownRecord of the previous checkpoint, still stored
+        self.current = {}  # record index -> KnownRecord of this checkpoint
         self.stats = {"reused": 0, "reused_bytes": 0, "proven": 0, "written": 0,
                       "untouched": 0}
         self.slow_reason = None  # why the fast path was not taken (see untouched())
-        self.room = Room(shadow_budget)  # copies of big buffers this checkpoint keeps
+        self.room = ShadowRoom(shadow_budget)  # copies of big buffers this checkpoint keeps
         self.changes = None  # what may have changed since the previous checkpoint
         self.fresh = None  # what may change from now on (the tracker's once committed)
         self.variables = {}
@@ -224,26 +222,26 @@ class Reuse:
 
     def begin(self, namespace, variables):
         """The snapshot loop starts: changes are collected anew from now on."""
-        from . import _changes
+        from . import fast_path as _fast_path
         self.variables = variables
         self.changes = self.tracker.changes
-        self.fresh = _changes.arm(namespace)
+        self.fresh = _fast_path.arm(namespace)
 
     def untouched(self, namespace):
         """(memos of records to reuse as they are, without walking or pickling their
         variables, why not more) -- the fast path of change detection: none of a record's
-        variables was named by code that ran since the previous checkpoint (_changes), each
+        variables was named by code that ran since the previous checkpoint (_fast_path), each
         is the same object with the same length, and no record it refers to through a
         notebook def is touched. ([], reason) when the fast path cannot be taken."""
-        from . import _changes
+        from . import fast_path as _fast_path
         changes = self.changes
         if changes is None:
             return [], "no change tracking since the previous checkpoint"
         if changes.full is None:
-            _changes.intact()  # gives up if the watch was interrupted meanwhile
+            _fast_path.intact()  # gives up if the watch was interrupted meanwhile
         if changes.full is not None:
             return [], changes.full
-        why = _changes.unsafe_bindings(namespace, changes.names)
+        why = _fast_path.unsafe_bindings(namespace, changes.names)
         if why is not None:
             return [], why
         memos = [m for m in self.memos.values() if m.ids is not None]
@@ -289,8 +287,8 @@ class Reuse:
             # the memo stays as it is
             self.current[index] = memo
         else:
-            self.current[index] = self._stamp(Memo(
-                memo.names, memo.signature, proof, held, memo.report, memo.writable, memo.key,
+            self.current[index] = self._stamp(KnownRecord(
+                memo.names, memo.match_key, proof, held, memo.report, memo.writable, memo.key,
                 memo.length, memo.buffers if buffers is None else buffers,
                 content if content is not None else memo.content),
                 memo.defs if proven == "untouched" else None)
@@ -310,7 +308,7 @@ class Reuse:
         """After the commit of checkpoint `name` (its writer lock still held): the keys of the
         records just written become what is remembered. `records`: the entry's records as
         committed (the keys the store gave back for them); without them the entry is read
-        once (a round trip, and the store checks the entry's signature)."""
+        once (a round trip, and the store checks the entry's match_key)."""
         self.tracker.memos = {}
         self.tracker.changes = self.fresh  # the memos below, and what changed since they were
         if records is None:
@@ -349,75 +347,5 @@ async def prepare(store, tracker, shadow_budget):
 
 def forget(namespace=None):
     """The next checkpoint of `namespace` writes every record (load_snapshot calls it)."""
-    from ._kernel_session import SESSION
+    from ..session.kernel import SESSION
     SESSION.forget_changes(namespace)
-
-
-# ---- the timeline: automatic checkpoints after cells, and points of it ----
-
-def point_name(notebook, count=None, time_ms=None, auto=True):
-    """The name of an automatic checkpoint: `<notebook> [<count>] <UTC time, ms>`; of one taken
-    for a notebook without a name (`auto=False`): `<notebook> <UTC time, ms>`."""
-    ms = int(time.time() * 1000) if time_ms is None else int(time_ms)
-    when = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
-    stamp = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-    count = f" [{'?' if count is None else count}]" if auto else ""
-    return f"{notebook or 'untitled'}{count} {stamp}"
-
-
-def cell_of(meta):
-    """The cell that led to a checkpoint ({executionCount, firstLine, timeMs}) or {}."""
-    cell = (meta or {}).get("cell")
-    return cell if isinstance(cell, dict) else {}
-
-
-def point_label(meta):
-    """`[7] df = load()` for a checkpoint taken after a cell (`[?]` when its count is not
-    known), else ''. The same words in JS (tests/vectors/point-labels.json)."""
-    cell = (meta or {}).get("cell")
-    if not isinstance(cell, dict):
-        return ""
-    count = cell.get("executionCount")
-    head = f"[{count}]" if count is not None else "[?]"
-    line = cell.get("firstLine") or ""
-    return f"{head} {line}".rstrip()
-
-
-def find_point(entries, count):
-    """The newest of `entries` (store.list(): newest first) taken after the cell executed as
-    `count` (`In [count]`), or None."""
-    for entry in entries:
-        if cell_of(entry.get("meta")).get("executionCount") == count:
-            return entry
-    return None
-
-
-# ---- which checkpoint a restore without a name brings back ----
-#
-# After a kernel restart or a page reload the first cell a person runs leaves an automatic
-# point of the new, near-empty kernel; it must not become what "Restore" (the toolbar, the
-# restore offer, a bare %restore or elastic_lite.restore()) brings back: that is the state
-# that was lost. So a restore without a name never picks one of the restoring kernel's own
-# automatic points (they are its undo history: the sidebar, %restore @N, a name), nor a
-# point that holds nothing at all; it takes the newest other checkpoint: one a person saved,
-# or the last point of the previous kernel.
-
-def holds_nothing(meta):
-    """True for a checkpoint with no variable saved and none listed as skipped (e.g. the point
-    after `1+1` in a fresh kernel): restoring it brings nothing back."""
-    meta = meta or {}
-    return not meta.get("variables") and not meta.get("names") and not meta.get("skipped")
-
-
-def restore_choice(entries, own=frozenset()):
-    """The entry (of store.list(): newest first) a restore without a name brings back: the
-    newest that is neither one of the restoring kernel's own automatic points (`own`: their
-    names) nor empty nor lost (its data removed by the browser: `lost`); failing that the newest not its own; failing that the newest; None when
-    there is none. The same rule in JS: js/shared/report.mjs restoreChoice."""
-    others = [e for e in entries if e.get("name") not in own]
-    for entry in others:
-        if not holds_nothing(entry.get("meta")) and not entry.get("lost"):
-            return entry
-    if others:
-        return others[0]
-    return entries[0] if entries else None

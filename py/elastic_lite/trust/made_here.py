@@ -3,7 +3,7 @@ load_snapshot(bytes) can tell the person's own bytes from bytes that came from a
 
 A file read back with `open(f, "rb").read()` is the natural way to restore, and it is also how
 a hostile file arrives; a list of imports cannot tell a hostile notebook-function body from a
-legitimate one (see _trust.py), so raw bytes are FOREIGN unless this process made them.
+legitimate one (see trust/rules.py), so raw bytes are FOREIGN unless this process made them.
 
 How: snapshot() `remember`s a tag of what it produced, an HMAC-SHA256 under a random key of
 this process over the container's STRUCTURE: every byte that is neither a pickle stream nor an
@@ -26,7 +26,7 @@ import hmac
 import secrets
 from collections import OrderedDict
 
-from . import _core
+from .. import _core
 
 MAX_TAGS = 1 << 16
 

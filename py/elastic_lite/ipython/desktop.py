@@ -13,7 +13,7 @@ the automatic point after each cell.
   changed written, with the store's retention: the folder's own (retention.json, e.g. the
   CLI's `retention`), else HISTORY, the JupyterLite extension's default history settings.
 Any IPython shell gets `%elastic_lite store [PATH]` (show or set the store). In Pyodide the
-default store stays IndexedDB (_store.default_store); nothing here runs there.
+default store stays IndexedDB (store.stores.default_store); nothing here runs there.
 """
 
 import asyncio
@@ -21,10 +21,10 @@ import os
 import threading
 import time
 
-from ._directory_store import DirectoryStore
-from ._kernel_session import SESSION
-from ._magics import _drive
-from ._store import StoreError
+from ..store.directory import DirectoryStore
+from ..session.kernel import SESSION
+from .magics import _drive
+from ..store.stores import StoreError
 
 STORE_ENV = "ELASTIC_LITE_STORE"
 FOLDER = ".elastic-lite"
@@ -98,7 +98,7 @@ class _AutoPoint:
         source = getattr(result.info, "raw_cell", None) or ""
         if not source.strip() or source.lstrip().startswith(_OWN_MAGICS):
             return
-        from . import host
+        from .. import host
         cell = {"executionCount": result.execution_count, "firstLine": _first_line(source),
                 "timeMs": int(time.time() * 1000)}
         try:

@@ -11,8 +11,8 @@ two in step). A listed checkpoint whose records are gone carries `lost` (the JS 
 `as_lost` turns the store's "records not in the store" into a sentence naming the checkpoint.
 """
 
-from ._report import human_size
-from ._store import StoreError, _plain
+from .._report import human_size
+from ..store.stores import StoreError, _plain
 
 
 async def storage_status(store):

@@ -1,6 +1,6 @@
 """What a cell's code reads, writes and does, read from its syntax tree (nothing is run).
 
-The session recorder (`_session.py`) calls `analyze(source, resolve)` on every cell
+The session recorder (`replay/recorder.py`) calls `analyze(source, resolve)` on every cell
 before it runs. The answer (`CellCode`) is deliberately conservative where it matters for
 replay: a name the code *might* change is a write, because a missed write lets a replayed cell
 change a restored object in place, while a spurious write only makes a plan larger.
@@ -17,7 +17,7 @@ change a restored object in place, while a spurious write only makes a plan larg
   (`PURE_METHODS`, and never with `inplace=True`), `next(x)`, `random.shuffle(x)`-like
   mutators, and arguments passed to a notebook function whose body mutates that parameter.
 - effects: (kind, detail) pairs for what a replay would do besides computing values (the
-  rules: `_effect_rules.py`). Kinds in `UNSAFE_EFFECTS` are not replayed unless allowed; the
+  rules: `replay/effect_rules.py`). Kinds in `UNSAFE_EFFECTS` are not replayed unless allowed; the
   others are replayed and reported.
 - opaque: why the reads cannot be known (exec/eval/globals()/locals()/vars()).
 - defs: FunctionInfo of each function and class defined at top level.
@@ -26,8 +26,8 @@ change a restored object in place, while a spurious write only makes a plan larg
 import ast
 import re
 
-from ._effect_rules import (CODE_MAGICS, HARMLESS_MAGICS, INPLACE_ONLY_PURE, MUTATORS,
-                            PURE_METHODS, classify_call, classify_method)
+from .effect_rules import (CODE_MAGICS, HARMLESS_MAGICS, INPLACE_ONLY_PURE, MUTATORS,
+                           PURE_METHODS, classify_call, classify_method)
 
 # Output history (IPython's, and `_` = the last value, which host.run_cell also binds): a
 # replay cannot recreate it.
@@ -378,7 +378,7 @@ class _Analyzer(ast.NodeVisitor):
 
     def visit_For(self, node):
         # Iterating over a name consumes it only if it is an iterator: the recorder checks
-        # the value's type when the cell has run (`_session.is_stateful`).
+        # the value's type when the cell has run (`replay.recorder.is_stateful`).
         self.visit(node.iter)
 
         def parts():

@@ -3,7 +3,7 @@
 At checkpoint time, `plan_replay(history, saved, targets)` decides, for each target variable
 (one no serializer could save — a generator, an open file, a database connection — or one the
 cost model chose not to store), the minimal set of recorded cells whose re-execution
-recreates it. The walk is over *versions* (see `_session.py`): the target's current version
+recreates it. The walk is over *versions* (see `replay/recorder.py`): the target's current version
 was written by some cell; that cell is replayed, and each version it read must be there too —
 either restored (the checkpoint holds that variable and that is still its latest version) or
 recreated by replaying the cell that wrote it, and so on back. A cell that advanced an
@@ -22,7 +22,7 @@ values. Before each cell, the names it must read at their restored value are re-
 (an earlier replayed cell may have bound an older version). Output is captured, each cell's
 failure is reported, and nothing here raises into the restore.
 
-Side effects (see `_effect_rules.SAFE_EFFECTS` / `UNSAFE_EFFECTS`): cells that print, display,
+Side effects (see `replay.effect_rules.SAFE_EFFECTS` / `UNSAFE_EFFECTS`): cells that print, display,
 draw or use randomness are replayed and reported; cells that write files, use the network,
 run commands, ask for input or run magics are not, unless allowed (`allow=`). Replay can be
 turned off per checkpoint (`enabled=False`) and per cell (`# elastic-lite: no-replay`,
@@ -37,8 +37,8 @@ import linecache
 import time
 import traceback
 
-from ._effect_rules import EFFECT_WORDS, SAFE_EFFECTS, UNSAFE_EFFECTS
-from ._session import RUNTIME_EFFECTS, Recorder
+from .effect_rules import EFFECT_WORDS, SAFE_EFFECTS, UNSAFE_EFFECTS
+from .recorder import RUNTIME_EFFECTS, Recorder
 
 PLAN_VERSION = 1
 ALL_EFFECTS = SAFE_EFFECTS + UNSAFE_EFFECTS

@@ -22,7 +22,7 @@ file order, as records are committed (the core keeps only what was not handed ou
                                          out-of-band buffers: do not hold them past use)
     ("tail", bytes)                      index and footer
 
-With `reuse` (change detection into a store, see _history.py) a group unchanged since the
+With `reuse` (change detection into a store, see changes/tracker.py) a group unchanged since the
 previous checkpoint comes out as ("stored", key, length) instead of its bytes: the record the
 store already holds. Its stream is then first written into a _Draft (hashed, kept out of the
 core) and only copied into the core when it turns out new.
@@ -38,14 +38,18 @@ import pickle
 import platform
 import time
 
-from . import _changes, _core, _made_here, _random_state
-from ._history import NO_ROOM, Memo, check_content, proof_of, signature, stream_hasher
-from ._capture import capture, default_namespace
-from ._groups import DEEP_LEVELS, find_groups, is_notebook_def
-from ._pickling import (CloudPickler, DillPickler, NotPlain, PlainCheck, PlainPickler,
-                        RefusedOnRestore, plain_allowed)
-from ._report import GroupReport, Snapshot, type_name
-from ._version import __version__
+from .. import _core
+from . import random_state as _random_state
+from ..changes import fast_path as _fast_path
+from ..trust import made_here as _made_here
+from ..changes.tracker import (NO_SHADOW_ROOM, KnownRecord, check_content, proof_of, match_key,
+                               stream_hasher)
+from .selection import capture, default_namespace
+from .groups import DEEP_LEVELS, find_groups, is_notebook_def
+from .picklers import (CloudPickler, DillPickler, NotPlain, PlainCheck, PlainPickler,
+                       RefusedOnRestore, plain_allowed)
+from .._report import GroupReport, Snapshot, type_name
+from .._version import __version__
 
 MANIFEST = "__elastic_lite_manifest__"
 HISTORY = "__elastic_lite_history__"
@@ -76,7 +80,7 @@ class _Draft:
     With it (`hashing`), it also digests the stream (BLAKE2b-128) and keeps the record out of
     the core until it is known to be new: the stream's first HOLD_BYTES stay here (past that
     they stream into the core: memory stays bounded) and out-of-band buffers are only listed,
-    each compared with what the previous record's same buffer held (_history.check_content).
+    each compared with what the previous record's same buffer held (changes.tracker.check_content).
     A record found unchanged then costs no copy into the core at all (an aborted one, if it
     was long), and a new one is written as before."""
 
@@ -87,7 +91,7 @@ class _Draft:
         self.hashing = hashing
         self.begin(())
 
-    def begin(self, names, previous=(), room=NO_ROOM):
+    def begin(self, names, previous=(), room=NO_SHADOW_ROOM):
         """A new attempt at the record of `names`; `previous`: the Content of each buffer of
         the previous record of that group, `room`: the shadow budget new copies may take."""
         self.names = names
@@ -141,8 +145,8 @@ class _Draft:
         self.buffer_bytes += raw.nbytes
         self.writable += not raw.readonly
 
-    def signature(self, serializer):
-        return signature(serializer, self.size, self.hash.digest(),
+    def match_key(self, serializer):
+        return match_key(serializer, self.size, self.hash.digest(),
                          [raw.nbytes for raw, _, _ in self.buffers])
 
     def same_buffers(self):
@@ -228,7 +232,7 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None,
 
     With `reuse` (change detection, see _history), a group unchanged since the previous
     checkpoint is added as a stored record instead: without pickling when proof_of proves
-    it, else after pickling when the record's signature is the previous one."""
+    it, else after pickling when the record's match_key is the previous one."""
     own = set(names)
     refs = {i: n for i, n in defs.items() if n not in own}
     values = tuple(variables[n] for n in names)
@@ -244,7 +248,7 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None,
     stream_values = tuple(_out_of_band(v, picklers.threshold, blobs) for v in values)
     draft = picklers.draft
     # the buffers of a group with a proof are not copied: the proof looks at its values
-    room = reuse.room if reuse is not None and proof is None else NO_ROOM
+    room = reuse.room if reuse is not None and proof is None else NO_SHADOW_ROOM
     failures = []
     rewound = 0
     for serializer in serializers:
@@ -261,8 +265,8 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None,
                 failures.append(f"{serializer}: {_reason(exc)}")
             continue
         size, writable = draft.size + draft.buffer_bytes, draft.writable
-        sig = draft.signature(serializer) if reuse is not None else None
-        if prev is not None and sig == prev.signature and draft.same_buffers():
+        sig = draft.match_key(serializer) if reuse is not None else None
+        if prev is not None and sig == prev.match_key and draft.same_buffers():
             buffers = draft.contents()
             draft.abort(keep_contents=True)
             return _reuse(writer, picklers, reuse, prev, proof, held, values, t0, False,
@@ -282,7 +286,7 @@ def _write_group(writer, picklers, names, variables, defs, reuse=None,
         if getattr(pickler, "el_copied_views", None):
             report.note = _copied_views_note(pickler.el_copied_views)
         if reuse is not None:
-            reuse.wrote(index, Memo(tuple(names), sig, proof, held, report, writable,
+            reuse.wrote(index, KnownRecord(tuple(names), sig, proof, held, report, writable,
                                     buffers=buffers, content=content))
         return report, []
     reason = failures[-1].split(": ", 1)[1] if failures else "unknown"
@@ -362,9 +366,9 @@ class SnapshotStream:
     version/modules/skipped/types/groups are ours), or a function `manifest(groups, skipped,
     modules)` returning (them, the list of what stays skipped) once every group is written
     (the replay plan needs to know what was saved). buffer_threshold: bytes from which a PickleBuffer goes
-    out of band. reuse: a _history.Reuse (change detection: groups unchanged since the
+    out of band. reuse: a changes.tracker.Reuse (change detection: groups unchanged since the
     previous checkpoint to the same store come out as ("stored", key, length) parts;
-    `_history.prepare()` makes it), or None (every record written)."""
+    `changes.tracker.prepare()` makes it), or None (every record written)."""
 
     def __init__(self, namespace=None, names=None, progress=None, history=None, manifest=None,
                  buffer_threshold=BUFFER_THRESHOLD, reuse=None):
@@ -501,11 +505,11 @@ class SnapshotStream:
 
 
 def _quietly(parts):
-    """The parts of `parts`, computed with change tracking deaf (_changes.quiet): the code
+    """The parts of `parts`, computed with change tracking deaf (_fast_path.quiet): the code
     that runs meanwhile is ours (pickling may call a notebook's __reduce__), not a cell's;
     while the consumer has a part, it listens again."""
     while True:
-        with _changes.quiet():
+        with _fast_path.quiet():
             try:
                 part = next(parts)
             except StopIteration:
@@ -577,7 +581,7 @@ class _NullSink:
 
 def _refused_members(picklers, group, variables, defs):
     """{name: reason} of the variables of a failed group that hold an instance of a type a
-    checked restore refuses (_pickling.RefusedOnRestore), found by pickling each alone into
+    checked restore refuses (capture.picklers.RefusedOnRestore), found by pickling each alone into
     nothing (large buffers out of band: not copied)."""
     out = {}
     for name in group:
