@@ -778,7 +778,9 @@ export async function holdLock(lockName, { timeoutMs = DEFAULT_LOCK_TIMEOUT_MS, 
 //                   { key, length, chunkSize, chunkCount, refs, pinnedMs, damaged? }
 //   "recordChunks"  keyPath ["key", "seq"]  { key, seq, data: Uint8Array }  (chunk seq holds
 //                   bytes [seq * chunkSize, ...) of the record)
-//   "settings"      keyPath "id"            { id: "retention" | "retention:<notebook>", policy }
+//   "settings"      keyPath "id"            { id: "retention" | "retention:<notebook>", policy },
+//                   the signing key, the signed counter, and { id: "pins", keys: {key: ms} }
+//                   (records hasRecords() found, pinned for their writer: see readPins)
 //   "chunks"        (schema v1; empty once its checkpoints are converted, see _convertV1)
 //
 // `refs` counts the checkpoints whose body names the record. A record is written (refs 0,
@@ -787,7 +789,11 @@ export async function holdLock(lockName, { timeoutMs = DEFAULT_LOCK_TIMEOUT_MS, 
 // names is there. So an abort, a closed tab or a quota error at any point leaves every listed
 // checkpoint whole; what a failed write can leave behind is records with refs 0, given back by
 // the writer (discardRecords) or swept (sweep(), run on open) once their pin is older than
-// orphanGraceMs. put() writes records and entry in one transaction and leaves nothing behind.
+// orphanGraceMs. A record written gets its pin in its row (pinnedMs); one found already stored
+// by hasRecords() gets it in the "pins" row (one write per call, not one per record). The
+// "pins" row is an addition within schema v2: an older elastic-lite ignores it (its delete
+// may then free a record a newer writer found; that writer's commit fails with
+// missing-record, nothing half-written is kept). put() writes records and entry in one transaction and leaves nothing behind.
 // Deleting a checkpoint frees each record no other checkpoint counts (unless a writer pinned it).
 
 export const SCHEMA_VERSION = 2;
@@ -885,16 +891,23 @@ function afterCommit(tx, fn) {
 // in memory, and written (or freed) by flush().
 class RefCounts {
   constructor(tx, graceMs) {
+    this.tx = tx;
     this.records = tx.objectStore(RECORDS);
     this.chunks = tx.objectStore(RECORD_CHUNKS);
     this.rows = new Map();
+    this.was = new Map(); // key -> "refs/pinnedMs" as read: a row left as it was is not written again
     this.graceMs = graceMs;
+    this.pins = null; // the writers' pins (readPins), read when first needed
+    this.unpinned = [];
   }
 
   async load(keys) {
     const todo = keys.filter((k) => !this.rows.has(k));
     const rows = await Promise.all(todo.map((k) => req(this.records.get(k))));
-    todo.forEach((k, i) => this.rows.set(k, rows[i] ?? null));
+    todo.forEach((k, i) => {
+      this.rows.set(k, rows[i] ?? null);
+      if (rows[i]) this.was.set(k, `${rows[i].refs}/${rows[i].pinnedMs}`);
+    });
     return keys.map((k) => this.rows.get(k));
   }
 
@@ -902,25 +915,59 @@ class RefCounts {
     for (const row of await this.load(keys)) {
       if (!row) continue;
       row.refs = Math.max(0, (row.refs || 0) + delta);
-      if (unpin) row.pinnedMs = 0;
+      if (unpin && row.pinnedMs) row.pinnedMs = 0;
       row.dirty = true;
     }
+    if (unpin) this.unpinned.push(...keys);
+  }
+
+  async loadPins() {
+    this.pins ??= await readPins(this.tx, this.graceMs);
+    return this.pins;
   }
 
   // A record nobody counts may still be about to be counted: a writer has written or found it
-  // (pin) and will commit soon. It is freed only once that pin is older than the grace time.
+  // (pin: its row's pinnedMs, or its key in the pins row) and will commit soon. It is freed
+  // only once that pin is older than the grace time. Needs loadPins() first.
   freeable(row) {
-    return row.refs === 0 && !(Date.now() - (row.pinnedMs || 0) < this.graceMs);
+    return row.refs === 0 && !(Date.now() - (row.pinnedMs || 0) < this.graceMs) && !this.pins.keys.has(row.key);
   }
 
-  flush() {
+  async flush() {
+    await this.loadPins();
+    let unpinned = false;
+    for (const key of this.unpinned) if (this.pins.keys.delete(key)) unpinned = true;
+    if (unpinned) writePins(this.tx, this.pins);
     for (const [key, row] of this.rows) {
       if (!row || !row.dirty) continue;
       delete row.dirty;
       if (this.freeable(row)) freeRecord(this.records, this.chunks, row);
-      else this.records.put(row);
+      else if (this.was.get(key) !== `${row.refs}/${row.pinnedMs}`) this.records.put(row);
     }
   }
+}
+
+// Pins of records found by hasRecords(): ONE row of SETTINGS, {id: "pins", keys: {key: ms}},
+// instead of a rewrite of each found record's row (a point finds ~100 records stored and
+// writes one or two). A key pinned less than graceMs ago is not freed by a delete, retention or
+// sweep (every tab and worker reads the same row); commit() removes the keys it counts.
+const PINS_ID = 'pins';
+
+/** {keys: Map key -> ms} of the pins younger than graceMs (expired ones dropped). */
+async function readPins(tx, graceMs) {
+  const row = await req(tx.objectStore(SETTINGS).get(PINS_ID));
+  const now = Date.now();
+  const keys = new Map();
+  if (row && row.keys && typeof row.keys === 'object') {
+    for (const [key, ms] of Object.entries(row.keys)) if (Number.isFinite(ms) && now - ms < graceMs) keys.set(key, ms);
+  }
+  return { keys };
+}
+
+function writePins(tx, pins) {
+  const store = tx.objectStore(SETTINGS);
+  if (pins.keys.size) store.put({ id: PINS_ID, keys: Object.fromEntries(pins.keys) });
+  else store.delete(PINS_ID);
 }
 
 function freeRecord(records, chunks, row) {
@@ -1109,6 +1156,7 @@ export class IndexedDBStore {
     this._db = null;
     this._signing = null; // {key, keyId} once read or made
     this._notes = new StoreNotes();
+    this._lastCounter = null; // {signing, counter}: see _counted
   }
 
   // ---- the signed counter (see "The signed counter" above) ----------------------------------
@@ -1119,7 +1167,10 @@ export class IndexedDBStore {
 
   async _readCounter(signing, db) {
     const row = await inTransaction(db ?? await this._open(), [SETTINGS], 'readonly', (tx) => req(tx.objectStore(SETTINGS).get(COUNTER_ID)));
-    const doc = row ? row.doc : null;
+    return this._counterOf(signing, row ? row.doc : null);
+  }
+
+  async _counterOf(signing, doc) {
     const c = await readCounter(signing, doc);
     const floor = Number.isSafeInteger(doc?.generation) && doc.generation > 0 ? doc.generation : 0;
     return { ...c, generation: Math.max(c.generation, floor), stamp: floor };
@@ -1146,8 +1197,13 @@ export class IndexedDBStore {
    */
   async _counted(stores, signing, prepare, write) {
     const db = await this._open();
+    // The counter this object wrote last, instead of a transaction to read it back: the write
+    // below checks it is still the stored one (else it starts again from the stored one).
+    let known = this._lastCounter && this._lastCounter.signing === signing ? this._lastCounter.counter : null;
+    this._lastCounter = null;
     for (let attempt = 0; attempt < COUNTER_RETRIES; attempt += 1) {
-      const counter = await this._readCounter(signing, db);
+      const counter = known ?? await this._readCounter(signing, db);
+      known = null;
       const prepared = await prepare(counter);
       const doc = await this._counterDoc(signing, prepared.generation, prepared.names, counter.previousKeyIds);
       const done = await inTransaction(db, [...new Set([...stores, SETTINGS])], 'readwrite', async (tx) => {
@@ -1156,7 +1212,10 @@ export class IndexedDBStore {
         if (result !== false) tx.objectStore(SETTINGS).put({ id: COUNTER_ID, doc });
         return { result };
       });
-      if (!done.retry) return done.result;
+      if (!done.retry) {
+        if (done.result !== false) this._lastCounter = { signing, counter: await this._counterOf(signing, doc) };
+        return done.result;
+      }
     }
     throw storeError('busy', `The checkpoint store (IndexedDB database "${this.dbName}") is being written by other tabs ` +
       `or workers without pause; gave up after ${COUNTER_RETRIES} tries. Try again in a moment.`);
@@ -1348,17 +1407,19 @@ export class IndexedDBStore {
     list.forEach((k) => { if (!isRecordKey(k)) throw new Error(`Not a record key: ${JSON.stringify(k)}.`); });
     const db = await this._open();
     const files = new Map(); // index -> file name: looked for after the transaction
-    const found = await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', async (tx) => {
+    const found = await inTransaction(db, [RECORDS, RECORD_CHUNKS, SETTINGS], 'readwrite', async (tx) => {
       const store = tx.objectStore(RECORDS);
-      const rows = await Promise.all(list.map((k) => req(store.get(k))));
+      const [rows, pins] = await Promise.all([Promise.all(list.map((k) => req(store.get(k)))), readPins(tx, this.orphanGraceMs)]);
       // a row whose chunks were removed behind the store's back is not stored: written again
       const gone = await Promise.all(rows.map((row, i) => {
         if (!row || row.damaged) return true;
         if (isFileRow(row)) { files.set(i, row.file); return false; }
-        return recordGone(tx, row.key);
+        return chunksGone(tx, row); // (the row just read: not read again)
       }));
+      // pinned in the one pins row, not by a rewrite of each found row
       const pinnedMs = Date.now();
-      rows.forEach((row, i) => { if (!gone[i]) store.put({ ...row, pinnedMs }); });
+      rows.forEach((row, i) => { if (!gone[i]) pins.keys.set(row.key, pinnedMs); });
+      if (gone.some((g) => !g)) writePins(tx, pins);
       return gone.map((g) => !g);
     });
     // so is one whose file is gone (its pin is harmless: the write replaces the row)
@@ -1499,7 +1560,7 @@ export class IndexedDBStore {
         expired.push(old);
       }
     }
-    counts.flush();
+    await counts.flush();
     return expired;
   }
 
@@ -1854,7 +1915,7 @@ export class IndexedDBStore {
     const drop = async (tx) => {
       const counts = new RefCounts(tx, this.orphanGraceMs);
       const existed = await this._dropEntry(tx, counts, name);
-      counts.flush();
+      await counts.flush();
       return existed;
     };
     try {
@@ -1925,9 +1986,9 @@ export class IndexedDBStore {
   }
 
   _sweepIn(db) {
-    return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', async (tx) => {
+    return inTransaction(db, [RECORDS, RECORD_CHUNKS, SETTINGS], 'readwrite', async (tx) => {
       const counts = new RefCounts(tx, this.orphanGraceMs);
-      const unused = await req(tx.objectStore(RECORDS).index('refs').getAll(0));
+      const [unused] = await Promise.all([req(tx.objectStore(RECORDS).index('refs').getAll(0)), counts.loadPins()]);
       const freed = unused.filter((row) => counts.freeable(row));
       for (const row of freed) freeRecord(counts.records, counts.chunks, row);
       return freed.length;
@@ -2155,6 +2216,12 @@ async function recordGone(tx, key, files = null) {
   const row = await req(tx.objectStore(RECORDS).get(key));
   if (!row) return true;
   if (isFileRow(row)) return fileGone(row, files);
+  return chunksGone(tx, row);
+}
+
+// True when chunk row `row` (of "records") has fewer chunks than it says.
+async function chunksGone(tx, row) {
+  const key = row.key;
   const n = row.chunkCount;
   if (!Number.isSafeInteger(n) || n < 1) return false;
   const chunks = tx.objectStore(RECORD_CHUNKS);

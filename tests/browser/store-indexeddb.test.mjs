@@ -91,10 +91,19 @@ test('records shared between checkpoints, deletes and retention in real IndexedD
     const found = await store.verifyRecords([key]);
     await store.put('cp1', files[1], { notebook: 'n', createdMs: 1 });
     const repaired = h.sameBytes((await store.get('cp2')).bytes, files[2]);
+    // Another writer (its own store object, as in another tab) finds cp2's records: pinned,
+    // they survive the deletes until it commits; after its commit a delete frees them at once.
+    const writer = new IndexedDBStore({ dbName: 'basics', chunkSize: 1 << 16 });
+    const entry2 = await store.getEntry('cp2');
+    const has = await writer.hasRecords(entry2.records.map((r) => r.key));
     await store.delete('cp1'); await store.delete('cp2');
+    const pinned = (await store.stats()).records;
+    await writer.commit('cp3', { ...entry2, meta: {} });
+    const kept = h.sameBytes((await store.get('cp3')).bytes, files[2]);
+    await writer.delete('cp3'); await writer.close();
     const empty = await store.stats();
     await store.close();
-    return { listed, same: h.sameBytes(back.bytes, files[2]), stats, issues, empty, found: found.damaged.length, repaired };
+    return { listed, same: h.sameBytes(back.bytes, files[2]), stats, issues, empty, found: found.damaged.length, repaired, has, pinned, kept };
   });
   assert.deepEqual(out.listed, ['cp2', 'cp1'], 'keepLast 2 expired cp0');
   assert.equal(out.same, true);
@@ -102,7 +111,10 @@ test('records shared between checkpoints, deletes and retention in real IndexedD
   assert.deepEqual(out.issues, []);
   assert.equal(out.found, 1, 'verifyRecords finds the flipped bit');
   assert.equal(out.repaired, true, 'a write of the true bytes repairs the other checkpoint too');
-  assert.deepEqual(out.empty, { checkpoints: 0, records: 0, recordBytes: 0 });
+  assert.deepEqual(out.has, [true, true]);
+  assert.equal(out.pinned, 2, 'records found by a writer survive the deletes');
+  assert.equal(out.kept, true, 'its commit of them stands');
+  assert.deepEqual(out.empty, { checkpoints: 0, records: 0, recordBytes: 0 }, 'committed, then deleted: freed at once');
   await page.close();
 });
 

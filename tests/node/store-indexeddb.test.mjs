@@ -507,6 +507,57 @@ test('two stores on one database see each other, and share one writer lock per n
   await c.close();
 });
 
+// Puts and deletes of rows of object store `name` while fn runs.
+async function rowWrites(name, fn) {
+  let n = 0;
+  await withWriteHook((store) => { if (store.name === name) n += 1; }, fn);
+  return n;
+}
+
+test('a point\'s pins and counts: hasRecords pins found records in one row, not by rewriting each; ' +
+  'another tab\'s delete keeps them until the commit; the commit writes only rows whose count changes', async () => {
+  const idb = new IDBFactory();
+  const writer = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  const other = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK }); // another tab
+  const parts = [payload(300, 1), payload(400, 2), payload(500, 3)];
+  const old = formatTwo(parts, { seed: 1 });
+  await other.put('old', old.bytes, {});
+  const entry = await other.getEntry('old');
+  const keys = entry.records.map((r) => r.key);
+  let found;
+  assert.equal(await rowWrites('records', async () => { found = await writer.hasRecords(keys); }), 0,
+    'no record row is rewritten to pin it');
+  assert.deepEqual(found, [true, true, true]);
+  await other.delete('old');
+  assert.equal((await other.stats()).records, 3, 'pinned by the writer: not freed by another tab\'s delete');
+  await assertConsistent(idb);
+  const [added] = await writer.putRecords([payload(600, 4)]);
+  const next = { ...entry, records: [...entry.records, { key: added, length: 600 }], meta: {} };
+  // every row's count changes here (0 -> 1): all four are written
+  assert.equal(await rowWrites('records', () => writer.commit('new', next)), 4);
+  await assertConsistent(idb);
+  // the next point: the same records found again, one more written; only that one's row changes
+  await writer.hasRecords(next.records.map((r) => r.key));
+  const [third] = await writer.putRecords([payload(700, 5)]);
+  assert.equal(await rowWrites('records', () => writer.commit('new', { ...next, records: [...next.records, { key: third, length: 700 }] })), 1,
+    'rows whose count is unchanged are not written again');
+  await assertConsistent(idb);
+  await other.delete('new');
+  assert.equal((await other.stats()).records, 0, 'the commit unpinned them: freed at once by the delete');
+  // pins of a writer that never commits last the grace time, then the sweep frees the records
+  await other.put('again', old.bytes, {});
+  await writer.hasRecords(keys);
+  await other.delete('again');
+  assert.equal((await other.stats()).records, 3);
+  await writer.close(); await other.close();
+  const later = new IndexedDBStore({ indexedDB: idb, orphanGraceMs: 0 });
+  await new Promise((r) => { setTimeout(r, 5); });
+  await later.sweep(); // (opening sweeps too)
+  assert.equal((await later.stats()).records, 0, 'an abandoned writer\'s pins expire');
+  await assertConsistent(idb);
+  await later.close();
+});
+
 test('no IndexedDB at all: a clear error', () => {
   assert.throws(() => new IndexedDBStore({ indexedDB: null }), /IndexedDB is not available here/);
 });
