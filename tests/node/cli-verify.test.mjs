@@ -70,7 +70,7 @@ test('import validates, stores, and export gives back the same bytes; verify and
 
   const again = await runCli(['import', 'good.elc', '--name', 'mine'], { cwd });
   assert.equal(again.code, 1);
-  assert.match(messageLines(again.stderr)[0], /^elastic-lite: good\.elc: a checkpoint named 'mine' already exists/);
+  assert.match(messageLines(again.stderr)[0], /^elastic-lite: good\.elc: a checkpoint named "mine" already exists/);
   assert.match(again.stderr, /^Pass --name NEW or --force\.$/m);
   const byFileName = await runCli(['import', 'good.elc'], { cwd });
   assert.equal(byFileName.code, 0, byFileName.stderr);
