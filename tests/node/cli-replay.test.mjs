@@ -71,12 +71,12 @@ test('run --recompute-large: a large variable cheap to recompute is not stored, 
   const dir = await tempWorkdir();
   const code = (source) => ({ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null });
   await fs.writeFile(path.join(dir, 'big.ipynb'), JSON.stringify({
-    nbformat: 4, metadata: {}, cells: [code('table = bytes(range(256)) * 131072  # 32 MiB, made in a few ms: storing it costs 10x more')],
+    nbformat: 4, metadata: {}, cells: [code('table = bytes(range(256)) * 524288  # 128 MiB, made in tens of ms: storing it is costed at 1.3 s')],
   }));
   const r = await runCli(['run', 'big.ipynb', '--recompute-large'], { cwd: dir });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /Checkpoint "big" saved to .* \((\d+(\.\d+)? KiB|\d+ B), 0 variables, 0 skipped, 1 recomputed on restore\)/);
-  assert.match(r.stdout, /^ {2}table: not stored: recomputed by re-running cell \[1\] \(\d+ ms recorded\) instead of storing 33554432 bytes/m);
+  assert.match(r.stdout, /^ {2}table: not stored: recomputed by re-running cell \[1\] \(\d+ ms recorded\) instead of storing 134217728 bytes/m);
   const back = await runCli(['restore', 'big', '-c', 'print(len(table), table[:3])'], { cwd: dir });
-  assert.equal(back.stdout, "33554432 b'\\x00\\x01\\x02'\n", back.stderr);
+  assert.equal(back.stdout, "134217728 b'\\x00\\x01\\x02'\n", back.stderr);
 });
