@@ -609,12 +609,12 @@ class Recorder:
         info = self._expand(called, ns)
         # A closure that keeps state (a counter, an accumulator) is changed by being called,
         # though no name in the cell says so: a replay must call one recreated by the replay.
-        # So is an instance of a notebook class called like a function (its __call__).
+        # So is an instance of a notebook class called like a function (its __call__): the
+        # name is called, so only "an instance, of a class the notebook defined" is left to ask.
         for name in called:
             value = ns.get(name)
-            if closure_changes(value) or (
-                    type(value).__module__ == ns.get("__name__") and hasattr(type(value), "__call__")
-                    and not isinstance(value, type)):
+            if closure_changes(value) or (not isinstance(value, type)
+                                          and type(value).__module__ == ns.get("__name__")):
                 writes.setdefault(name)
         reads.update(info.reads)
         writes.update(info.writes)
