@@ -211,7 +211,7 @@ static void imports(void) {
        "\"opcode\":\"GLOBAL\",\"protocol\":4,\"calls\":[]},{\"module\":\"os\",\"name\":\"system\"");
   GOOD("cos\nsystem\n0\x80\x04" "cos\nsystem\n.", "\"protocol\":0,\"calls\":[]},{\"module\":\"os\"");
   GOOD("\x80\x04\x8c\x01m\x8c\x04" "a..b\x93.", "\"prefixes\":[\"a\",\"a.\",\"a..b\"]");
-  /* issue 11's tricks, as the trust layer (py/elastic_lite/_trust.py) receives them: module and
+  /* issue 11's tricks, as the trust layer (py/elastic_lite/trust/rules.py) receives them: module and
    * name as written, every dotted prefix, the protocol in force, EXT codes unresolved */
   GOOD("\x80\x04\x8c\x0b" "cloudpickle\x8c\x0d" "builtins.exec\x93\x8c\x01x\x85R.",
        "{\"module\":\"cloudpickle\",\"name\":\"builtins.exec\",\"prefixes\":[\"builtins\",\"builtins.exec\"],"
