@@ -60,7 +60,7 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
   try {
     await openNotebook(page, site.url);
     // auto-checkpoint is on by default (the history); off here, so each step below adds
-    // exactly the checkpoints it makes (tests/browser/history-jupyterlite.test.mjs tests it)
+    // exactly the checkpoints it makes (jupyterlite-points-after-cells.test.mjs tests it)
     await runFromPalette(page, 'Auto-checkpoint after each successful cell');
     await runCell(page, CELL_BUILD, 'state built');
     await openSidebar(page);

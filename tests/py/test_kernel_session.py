@@ -12,7 +12,7 @@ import re
 import elastic_lite as el
 from elastic_lite import host
 from elastic_lite.session.kernel import SESSION
-from test_history_host import store  # noqa: F401  (the fixture: a MemoryStore in use)
+from test_automatic_points import store  # noqa: F401  (the fixture: a MemoryStore in use)
 
 
 def run(coro):

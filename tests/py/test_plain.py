@@ -14,7 +14,7 @@ import elastic_lite as el
 from elastic_lite.capture import container as _container
 from fresh_kernel import restore_elsewhere
 
-from history_cases import checkpoint, reused, written
+from change_detection_cases import checkpoint, reused, written
 
 LIBRARY = """
 import collections, datetime, decimal, fractions, math, pathlib, uuid

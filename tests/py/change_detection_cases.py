@@ -1,5 +1,6 @@
-"""Mutation cases of change detection, shared by host CPython (tests/py/test_history.py) and
-fresh Pyodide interpreters (tests/node/pyodide-history.test.mjs runs this file there).
+"""Mutation cases of change detection, shared by host CPython
+(tests/py/test_change_detection.py) and fresh Pyodide interpreters
+(tests/node/pyodide-change-detection.test.mjs runs this file there).
 
 `run_case(store, case)` takes a checkpoint, another (nothing changed), mutates one thing, takes
 a third, and restores the third from the store's bytes into a NEW namespace; it returns what

@@ -1,5 +1,5 @@
-"""Change detection between checkpoints (_history): an unchanged group is stored by reference
-(and, when proven, not pickled), and a changed object is never taken for unchanged.
+"""Change detection between checkpoints (elastic_lite.changes): an unchanged group is stored by
+reference (and, when proven, not pickled), and a changed object is never taken for unchanged.
 
 Every mutation test takes a checkpoint, mutates one thing, takes another, and then restores
 the second checkpoint from the store's bytes into a NEW namespace: the mutation must be there
@@ -15,7 +15,7 @@ from elastic_lite.session.kernel import SESSION
 
 from elastic_lite.changes import fast_path as _fast_path
 
-from history_cases import FAST, GIVE_UP, MUTATIONS, UNSTABLE, checkpoint, reused, run_case, written
+from change_detection_cases import FAST, GIVE_UP, MUTATIONS, UNSTABLE, checkpoint, reused, run_case, written
 
 
 class Session:

@@ -1,6 +1,6 @@
 // Change detection between checkpoints in a fresh Pyodide (Python 3.14), through the real JS
 // stores (js/store/memory.mjs and IndexedDB over fake-indexeddb, seen from Python as JsStore):
-// the mutation cases of tests/py/history_cases.py run here unchanged (hidden C state, buffers,
+// the mutation cases of tests/py/change_detection_cases.py run here unchanged (hidden C state, buffers,
 // slotted instances...), and an unchanged big buffer is not written to the store again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,15 +10,15 @@ import { MemoryStore } from '../../js/store/memory.mjs';
 import { IndexedDBStore } from '../../js/store/indexeddb.mjs';
 import { freshPyodide, py, pyJson } from './helpers/pyodide.mjs';
 
-const CASES = readFileSync(new URL('../py/history_cases.py', import.meta.url), 'utf8');
+const CASES = readFileSync(new URL('../py/change_detection_cases.py', import.meta.url), 'utf8');
 
 async function withCases(store) {
   const p = await freshPyodide({ store });
   await py(p, `
 import sys, types
-_m = types.ModuleType("history_cases")
-exec(compile(${JSON.stringify(CASES)}, "history_cases.py", "exec"), _m.__dict__)
-sys.modules["history_cases"] = _m
+_m = types.ModuleType("change_detection_cases")
+exec(compile(${JSON.stringify(CASES)}, "change_detection_cases.py", "exec"), _m.__dict__)
+sys.modules["change_detection_cases"] = _m
 import elastic_lite
 store = await elastic_lite.get_store()
 `);

@@ -18,7 +18,7 @@ const NOTEBOOK = {
 };
 
 async function workdirWithNotebook() {
-  const cwd = await tempWorkdir('el-cli-history-');
+  const cwd = await tempWorkdir('el-cli-points-');
   await fs.writeFile(path.join(cwd, 'steps.ipynb'), JSON.stringify(NOTEBOOK));
   return cwd;
 }
