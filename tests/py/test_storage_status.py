@@ -4,6 +4,7 @@
 The browser's store is stood in for by a MemoryStore with a `proxy` that answers
 storageStatus() and lists some checkpoints as lost, as js/store/indexeddb.mjs does."""
 
+import asyncio
 import json
 import os
 
@@ -127,3 +128,25 @@ def test_restore_of_lost_checkpoint_says_so(shell, capsys):
     assert out.startswith("elastic_lite: checkpoint 'gone' is lost: its data is no longer in this "
                           "browser's storage; it was removed by the browser or cleared"), out
     assert "Traceback" not in out
+
+
+def test_a_checkpoint_too_large_to_restore_here_keeps_its_warning(shell, capsys, monkeypatch):
+    """The heap warning a checkpoint report gives is kept in the entry's metadata
+    (meta.restoreWarning, from the kernel), so list and %checkpoints say it later, not only
+    %checkpoint when it was saved."""
+    from elastic_lite.load import streamed as _streamed
+    run(shell, "blob = bytes(range(256)) * 64", capsys)
+    run(shell, "%checkpoint fits", capsys)
+    monkeypatch.setattr(_streamed, "HEAP_LIMIT", _streamed.KERNEL_HEAP + _streamed.RESTORE_MARGIN + 1024)
+    out = run(shell, "%checkpoint too-big", capsys)
+    assert "warning: this checkpoint cannot be restored in this browser" in out
+    monkeypatch.setattr(_streamed, "HEAP_LIMIT", None)  # a later kernel need not be the saving one
+    from elastic_lite.session.kernel import SESSION
+    report = asyncio.run(SESSION.list())
+    metas = {e["name"]: e["meta"] for e in report["checkpoints"]}
+    assert "restoreWarning" not in metas["fits"]
+    assert metas["too-big"]["restoreWarning"].startswith("this checkpoint cannot be restored in this browser: ")
+    out = run(shell, "%checkpoints", capsys)
+    assert "too-big: warning: this checkpoint cannot be restored in this browser: restoring its 20.5 KiB needs about" in out, out
+    assert "fits: warning" not in out
+    assert out.endswith("a bare %restore brings back 'too-big'\n"), out

@@ -23,7 +23,7 @@ import datetime
 from .. import host
 from ..session.kernel import SESSION, _of
 from .._report import _table, checkpoint_text, foreign_text, human_size, restore_text, shown_text
-from ..session.storage_status import lost_text, storage_line
+from ..session.storage_status import lost_text, restore_warnings, storage_line
 from ..store.stores import MemoryStore
 
 
@@ -151,6 +151,8 @@ def checkpoints_magic(shell, line):
 def _storage(report):
     """%checkpoints' last lines: the checkpoints whose data the browser removed, and how the
     browser keeps the store (persistent, used, left), when the store is the browser's."""
+    for line in restore_warnings(report["checkpoints"]):  # saved too large to restore here
+        print(line)
     lost = [e for e in report["checkpoints"] if e.get("lost")]
     for e in lost:
         print(f"{shown_text(e['name'])}: {lost_text(e['lost'])}")

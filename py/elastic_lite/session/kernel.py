@@ -190,6 +190,12 @@ def foreign_reason(source, meta=None, signature=None):
     return _signing.foreign_reason(signature, meta)
 
 
+def _restore_room(snap):
+    """The warning of a checkpoint whose state would not restore in this interpreter's heap
+    (load.streamed.restore_room over its size and largest group), else None."""
+    return _streamed.restore_room(snap.size, max((g.bytes or 0 for g in snap.groups), default=0))
+
+
 def _cell_meta(cell):
     """The cell that led to a checkpoint, as stored in meta.cell."""
     if not isinstance(cell, dict):
@@ -389,8 +395,7 @@ class KernelSession:
                       random_state=list(getattr(snap, "random_state", [])),
                       variables=snap.variable_rows(), reuse=getattr(snap, "reuse", None),
                       replay=None if plan is None else plan.report())
-        room = _streamed.restore_room(  # a state too large for this heap says so now
-            snap.size, max((v["bytes"] or 0 for v in report["variables"]), default=0))
+        room = _restore_room(snap)  # a state too large for this heap says so now
         if room is not None:
             report["warnings"].append(room)
         report["timings"] = {"serialize_ms": snap.ms, "store_ms": max(0.0, total - snap.ms),
@@ -432,6 +437,9 @@ class KernelSession:
         """The entry's metadata, from the finished snapshot. Unless it is an automatic point,
         `keep`: retention never removes a checkpoint a person asked for."""
         meta = checkpoint_meta(snap.names, snap.skipped, snap.size, notebook=notebook)
+        room = _restore_room(snap)  # kept with it: list, %checkpoints and hosts say it later
+        if room is not None:
+            meta["restoreWarning"] = room
         if cell_meta is not None:
             meta["cell"] = cell_meta
         if auto:

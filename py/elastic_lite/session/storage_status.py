@@ -11,7 +11,7 @@ two in step). A listed checkpoint whose records are gone carries `lost` (the JS 
 `as_lost` turns the store's "records not in the store" into a sentence naming the checkpoint.
 """
 
-from .._report import human_size
+from .._report import human_size, shown_text
 from ..store.stores import StoreError, _plain
 
 
@@ -65,6 +65,17 @@ def lost_text(lost):
     how = f" ({missing} of {records} records gone)" if records else ""
     by = "from the folder" if lost.get("store") == "folder" else "by the browser"
     return f"lost: its data was removed {by}{how}"
+
+
+def restore_warnings(entries):
+    """%checkpoints' lines for listed checkpoints saved with a warning that they would not
+    restore in this browser (`meta.restoreWarning`, kept by the kernel when it saved them)."""
+    lines = []
+    for e in entries:
+        warning = (e.get("meta") or {}).get("restoreWarning")
+        if isinstance(warning, str) and warning:
+            lines.append(f"{shown_text(e.get('name'))}: warning: {shown_text(warning)}")
+    return lines
 
 
 def _folder_of(store):
