@@ -171,7 +171,7 @@ test('a checkpoint whose IndexedDB chunks are gone: a clear message naming its v
   assert.match(outcome.title, /Could not restore “fresh”/, outcome.text);
   assert.match(outcome.text, /could not be restored: .*values/);
   // a chunk gone from IndexedDB is data removed behind the store's back: lost, not damaged
-  assert.match(outcome.text, /fresh: checkpoint 'fresh' is lost: its data is no longer in this browser's storage; it was removed by the browser or cleared/);
+  assert.match(outcome.text, /fresh: checkpoint "fresh" is lost: its data is no longer in this browser's storage; it was removed by the browser or cleared/);
   await page.getByRole('button', { name: 'Refresh list' }).click();
   await page.locator('#checkpoint-list tr[data-name="fresh"] .lost').waitFor({ timeout: 30_000 });
   assert.match(await page.locator('#checkpoint-list tr[data-name="fresh"] .lost').innerText(), /^lost: its data was removed by the browser \(1 of \d+ records gone\)$/);

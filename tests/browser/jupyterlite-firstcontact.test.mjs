@@ -67,7 +67,7 @@ test('a new notebook: %load_ext elastic_lite as the first cell works; %checkpoin
 
       await typeAndRun(page, 1, 'x = 41 + 1\nnotes = {"k": [1, 2], "s": "kept"}');
       await typeAndRun(page, 2, '%checkpoint first-contact');
-      await waitForOutput(page, 2, /checkpoint 'first-contact' saved/);
+      await waitForOutput(page, 2, /checkpoint "first-contact" saved/);
 
       // the notebook was never saved by hand: a reload opens it as it is on disk, with a new
       // kernel; the new kernel's first cell restores, typed at once again

@@ -209,7 +209,7 @@ test('palette, shortcut, inspect, export, delete, import (good and damaged), res
       new RegExp(`^${listed} checkpoints are lost: their data was removed by the browser`));
     const at = await appendCell(page, '%restore magic-demo');
     const lostLine = await runCell(page, at, 'elastic_lite:');
-    assert.match(lostLine, /^elastic_lite: checkpoint 'magic-demo' is lost: its data is no longer in this browser's storage; it was removed by the browser or cleared/, lostLine);
+    assert.match(lostLine, /^elastic_lite: checkpoint "magic-demo" is lost: its data is no longer in this browser's storage; it was removed by the browser or cleared/, lostLine);
     assert.doesNotMatch(lostLine, /damaged|Traceback/, lostLine);
     const listing = await runCell(page, await appendCell(page, '%checkpoints'), /a bare %restore/);
     assert.match(listing, /^magic-demo \(lost\)\s/m, listing);

@@ -52,11 +52,11 @@ test('checkpoint, reload the page, accept the restore offer, the state is back; 
     // (the toolbar's one and the magic's) under its path, not its id, and the sidebar lists
     // the magic's with the notebook's own
     const magics = await runCell(page, CELL_MAGICS,
-      /checkpoints of elastic-lite-demo\.ipynb:[\s\S]*-----[\s\S]*a bare %restore brings back '[^']+'\s*$/);
+      /checkpoints of elastic-lite-demo\.ipynb:[\s\S]*-----[\s\S]*a bare %restore brings back "[^"]+"\s*$/);
     // the checkpoint this kernel saved by hand is what a bare %restore takes (not an automatic
     // point of this kernel: the restart rule of issue 14)
-    assert.match(magics, /a bare %restore brings back 'magic-demo'\s*$/, magics);
-    assert.match(magics, /checkpoint 'magic-demo' saved/, magics);
+    assert.match(magics, /a bare %restore brings back "magic-demo"\s*$/, magics);
+    assert.match(magics, /checkpoint "magic-demo" saved/, magics);
     assert.match(magics, /^magic-demo\s/m, magics);
     assert.match(magics, /^elastic-lite-demo\.ipynb \d{4}-/m, magics); // the toolbar's checkpoint
     // a magic that fails prints one plain line, no traceback through ipython/magics.py

@@ -166,7 +166,7 @@ rep = await el.checkpoint("nb", namespace=ns)
 msg = "saved" if rep.ok else f"{rep.problems[0]['code']}: {rep.problems[0]['message']}"
 msg`);
     held.release();
-    assert.match(msg, /^busy: the checkpoint store failed to lock 'nb': Checkpoint "nb" is being saved by another tab, window or process right now/);
+    assert.match(msg, /^busy: the checkpoint store failed to lock "nb": Checkpoint "nb" is being saved by another tab, window or process right now/);
     assert.equal(await py(D, `(await el.checkpoint("nb", namespace=ns)).ok`), true);
   });
 

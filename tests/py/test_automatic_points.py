@@ -184,7 +184,7 @@ def test_a_bare_percent_restore_after_a_restart_brings_back_the_previous_kernels
     run(shell, "1+1", capsys)
     auto_point(shell.user_ns, 1, "1+1", notebook="m.ipynb")
     out = run(shell, "%checkpoints", capsys)
-    assert "a bare %restore brings back 'm.ipynb [5] " in out, out
+    assert 'a bare %restore brings back "m.ipynb [5] ' in out, out
     out = run(shell, "%restore", capsys)
     assert "m.ipynb [5] " in out, out
     assert shell.user_ns["data"] == {"rows": 40}

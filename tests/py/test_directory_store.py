@@ -109,9 +109,9 @@ def test_checkpoint_whose_record_files_are_gone_is_listed_lost(tmp_path):
     report = run(host.restore("one", namespace=ns))
     assert not report["ok"] and report["problems"][0]["code"] == "lost", report["problems"]
     message = report["problems"][0]["message"]
-    assert "'one' is lost: its records are no longer in " + str(tmp_path) in message, message
+    assert '"one" is lost: its records are no longer in ' + str(tmp_path) in message, message
     assert "deleted from it (by hand, or by a sync or cleanup tool)" in message
-    with pytest.raises(StoreError, match=r"'one' is lost: 1 of its \d+ records are no longer in ") as got:
+    with pytest.raises(StoreError, match=r'"one" is lost: 1 of its \d+ records are no longer in ') as got:
         run(store.get("one"))
     assert got.value.code == "lost"
     assert run(store.delete("one")) is True

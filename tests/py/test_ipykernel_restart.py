@@ -107,15 +107,15 @@ def test_checkpoint_restart_restore_in_a_real_ipykernel(kernel_python, tmp_path)
               "def f(x):\n    return x + len(df)\n")
         k.run("x = 41\ngen = (i * x for i in range(3))")  # a generator: replayed, not stored
         out = k.run("%checkpoint mine")
-        assert "checkpoint 'mine' saved" in out
+        assert 'checkpoint "mine" saved' in out
         out = k.run("%checkpoints")
         assert "[2]" in out and "[3]" in out, out  # the automatic points after cells 2 and 3
-        assert "a bare %restore brings back 'mine'" in out
+        assert 'a bare %restore brings back "mine"' in out
         k.restart()
         assert k.run("print([n in globals() for n in ('x', 'arr', 'df', 'f')])").split() == \
             ["[False,", "False,", "False,", "False]"]  # a new kernel: nothing of the old state
         out = k.run("%load_ext elastic_lite\n%restore")
-        assert "checkpoint 'mine'" in out, out
+        assert 'checkpoint "mine"' in out, out
         out = k.run("print(arr.sum(), np.shares_memory(view, arr), df.b.tolist(), f(x), list(gen))")
         assert out.split() == ["19999900000.0", "True", "['v',", "'w',", "'x',", "'y',", "'z']", "46",
                                "[0,", "41,", "82]"], out

@@ -32,7 +32,7 @@ def test_checkpoint_list_restore(shell, capsys):
                "data = {'k': [1, 2]}\nalias = data['k']\ng = (i for i in [])\n"
                "lk = {'lock': threading.Lock()}", capsys)
     out = run(shell, "%checkpoint first", capsys)
-    assert "checkpoint 'first' saved" in out
+    assert 'checkpoint "first" saved' in out
     assert "variable" in out and "serializer" in out and "size" in out and "time" in out
     assert "lk" in out and "dill" in out
     # %load_ext started the session recorder: the generator is left out of the pickled state
@@ -69,7 +69,7 @@ def test_restore_without_name_takes_newest_and_errors_are_clear(shell, capsys):
     assert out == 'elastic_lite: no checkpoint named "no_such_name"\n'
     long = "x" * 201
     out = run(shell, f"%checkpoint {long}", capsys)
-    assert out.startswith(f"elastic_lite: invalid checkpoint name '{long}'") and out.count("\n") == 1
+    assert out.startswith(f'elastic_lite: invalid checkpoint name "{long}"') and out.count("\n") == 1
 
 
 def _notebooks(store):
@@ -102,7 +102,7 @@ def test_magics_default_to_the_notebook_set(shell, capsys):
     el.set_notebook("work/analysis.ipynb")
     run(shell, "a = 3", capsys)
     out = run(shell, "%restore", capsys)
-    assert "'mine'" in out and shell.user_ns["a"] == 1
+    assert '"mine"' in out and shell.user_ns["a"] == 1
     # by name, any checkpoint still restores
     run(shell, "%restore theirs-newer", capsys)
     assert shell.user_ns["a"] == 2

@@ -127,7 +127,7 @@ def test_a_variable_needing_an_unavailable_input_stays_skipped_with_the_reason()
     plan = plan_replay(hist, {"base"}, ["gen_a", "gen_b", "gen_c", "gen_d", "gen_e"],
                        exclude=[6])
     sk = plan.skipped
-    assert "'outside', which no recorded cell created and the checkpoint does not hold" in sk["gen_a"]
+    assert '"outside", which no recorded cell created and the checkpoint does not hold' in sk["gen_a"]
     assert "gen_b" not in sk and plan.targets["gen_b"]["counts"] == [2]  # base's old value too
     assert "raised an error when it ran (ZeroDivisionError" in sk["gen_c"]
     assert "marked not to be replayed" in sk["gen_d"]
@@ -138,7 +138,7 @@ def test_a_variable_needing_an_unavailable_input_stays_skipped_with_the_reason()
     s2.run("it = (k for k in cfg)")
     s2.run("cfg = {'m': 2}")
     plan2 = plan_replay(s2.history(), {"cfg"}, ["it"])
-    assert "'cfg' as it was before the recorded history began" in plan2.skipped["it"]
+    assert '"cfg" as it was before the recorded history began' in plan2.skipped["it"]
     assert "no recorded cell created it" in plan_replay(s2.history(), set(), ["nope"]).skipped["nope"]
 
 

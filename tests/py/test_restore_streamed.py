@@ -85,7 +85,7 @@ def test_a_damaged_checkpoint_too_large_to_read_whole_fails_clearly(store, monke
     rep = asyncio.run(SESSION.restore("big", namespace={"__name__": "__main__"}))
     assert (rep["ok"], rep["restored"]) == (False, [])
     [p] = rep["problems"]
-    assert p["message"].startswith("checkpoint 'big' could not be read: record ")
+    assert p["message"].startswith('checkpoint "big" could not be read: record ')
     assert "too large to be read whole here" in p["message"]
 
 

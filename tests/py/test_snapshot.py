@@ -130,7 +130,7 @@ def test_corrupted_def_record_fails_its_dependents_by_name(nb):
     assert set(failed) == {("K",), ("k",)}
     assert [f["kind"] for f in rep.failed if f["names"] == ["K"]] == ["damaged"]
     assert "checksum mismatch" in failed[("K",)]  # the core's words
-    assert "needs 'K'" in failed[("k",)]
+    assert 'needs "K"' in failed[("k",)]
     assert out["free"] == [1, 2, 3] and "K" not in out and "k" not in out
     assert "NOT restored" in rep.table()
 

@@ -69,7 +69,7 @@ def test_checkpoints_shows_storage_and_lost(shell, capsys):
     assert "one: lost: its data was removed by the browser (1 of 2 records gone)\n" in out
     assert "await elastic_lite.delete_checkpoint(NAME)" in out
     assert "Browser storage: not persistent" in out
-    assert out.endswith("a bare %restore brings back 'two'\n"), out  # still the last line
+    assert out.endswith('a bare %restore brings back "two"\n'), out  # still the last line
     # the list report carries the storage; a store that is not the browser's has none
     el.set_store(el.MemoryStore())
     out = run(shell, "%checkpoints", capsys)
@@ -98,7 +98,7 @@ def test_restore_of_lost_checkpoint_says_so(shell, capsys):
                      "missing-record")
     lost = _storage_status.as_lost(exc, "nb [3]", BrowserLike(None))
     assert lost.code == "lost"
-    assert str(lost).startswith("checkpoint 'nb [3]' is lost: its data is no longer in this "
+    assert str(lost).startswith('checkpoint "nb [3]" is lost: its data is no longer in this '
                                 "browser's storage; it was removed by the browser or cleared")
     assert "damaged" not in str(lost)
     # a store in memory, or another error: unchanged
@@ -112,7 +112,7 @@ def test_restore_of_lost_checkpoint_says_so(shell, capsys):
     folder.proxy = FolderProxy()
     lost = _storage_status.as_lost(exc, "nb [3]", folder)
     assert lost.code == "lost"
-    assert str(lost).startswith("checkpoint 'nb [3]' is lost: its records are no longer in the "
+    assert str(lost).startswith('checkpoint "nb [3]" is lost: its records are no longer in the '
                                 "folder \"ckpts\"; they were deleted from it"), str(lost)
     other = StoreError("busy", "busy")
     assert _storage_status.as_lost(other, "nb [3]", BrowserLike(None)) is other
@@ -125,7 +125,7 @@ def test_restore_of_lost_checkpoint_says_so(shell, capsys):
     el.set_store(store)
     run(shell, "b = 2\n%checkpoint gone", capsys)
     out = run(shell, "%restore gone", capsys)
-    assert out.startswith("elastic_lite: checkpoint 'gone' is lost: its data is no longer in this "
+    assert out.startswith('elastic_lite: checkpoint "gone" is lost: its data is no longer in this '
                           "browser's storage; it was removed by the browser or cleared"), out
     assert "Traceback" not in out
 
@@ -149,4 +149,4 @@ def test_a_checkpoint_too_large_to_restore_here_keeps_its_warning(shell, capsys,
     out = run(shell, "%checkpoints", capsys)
     assert "too-big: warning: this checkpoint cannot be restored in this browser: restoring its 20.5 KiB needs about" in out, out
     assert "fits: warning" not in out
-    assert out.endswith("a bare %restore brings back 'too-big'\n"), out
+    assert out.endswith('a bare %restore brings back "too-big"\n'), out

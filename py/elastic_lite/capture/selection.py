@@ -15,6 +15,7 @@ import types
 
 from .groups import ATOMIC, is_notebook_def
 from .._report import type_name
+from .._words import quoted
 
 # Names a Jupyter/IPython kernel puts into the user namespace that are not user state.
 KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit"})
@@ -222,13 +223,13 @@ def capture(namespace, names=None):
         elif isinstance(value, types.ModuleType):
             result.skipped.append({
                 "name": name, "type": "module",
-                "reason": f"module {getattr(value, '__name__', '?')!r} is not importable "
+                "reason": f"module {quoted(getattr(value, '__name__', '?'))} is not importable "
                           "by name (not in sys.modules); re-create it after restore",
             })
         elif _computed_reference(value, ns_module_name):
             result.skipped.append({
                 "name": name, "type": type_name(value),
-                "reason": f"module {value.__module__!r} computes {value.__qualname__!r} with its "
+                "reason": f"module {quoted(value.__module__)} computes {quoted(value.__qualname__)} with its "
                           "__getattr__ each time it is asked, so a restore could not check "
                           "what it would bind (pickle saves it only by that name): run "
                           f"`from {value.__module__} import {value.__qualname__}` after restore"})
@@ -237,7 +238,7 @@ def capture(namespace, names=None):
             result.skipped.append({
                 "name": name, "type": type_name(value),
                 "reason": "pickle saves this object only as a reference to the notebook's own "
-                          f"name {name!r}, which a fresh kernel does not have; re-create it "
+                          f"name {quoted(name)}, which a fresh kernel does not have; re-create it "
                           "after restore"})
         else:
             result.variables[name] = value

@@ -25,6 +25,7 @@ from ..session.kernel import SESSION, _of
 from .._report import _table, checkpoint_text, foreign_text, human_size, restore_text, shown_text
 from ..session.storage_status import lost_text, restore_warnings, storage_line
 from ..store.stores import MemoryStore
+from .._words import quoted
 
 
 def _drive(coro):
@@ -92,7 +93,7 @@ def checkpoint_magic(shell, line):
 
     def show(report):
         if not _failed(report):
-            print(f"checkpoint {report['name']!r} saved")
+            print(f"checkpoint {quoted(report['name'])} saved")
             print(checkpoint_text(report))
 
     return _run(lambda: host.checkpoint(name, namespace=shell.user_ns), show)
@@ -107,7 +108,7 @@ def restore_magic(shell, line):
 
     def show(report):
         if not _failed(report):
-            print(f"checkpoint {report['name']!r}: " + restore_text(report))
+            print(f"checkpoint {quoted(report['name'])}: " + restore_text(report))
         elif any(p.get("code") == "foreign" for p in report["problems"]):
             print(foreign_text(report.get("trust")))  # what the person looks at before --trust
 
@@ -143,7 +144,7 @@ def checkpoints_magic(shell, line):
         print(_table(["name", "created", "after cell", "size", "variables", "skipped"], rows))
         _storage(report)
         # never one of this kernel's own automatic points (after a restart: the lost state)
-        print(f"a bare %restore brings back {report['restore_choice']!r}")
+        print(f"a bare %restore brings back {quoted(report['restore_choice'])}")
 
     return _run(lambda: host.list(notebook, namespace=shell.user_ns), show)
 

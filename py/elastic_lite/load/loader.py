@@ -47,6 +47,7 @@ from ..capture.selection import default_namespace
 from ..capture.picklers import load, load_plain
 from .._report import RestoreReport, Snapshot, describe_error as _describe_error
 from .._report import problem as _problem, record_problem
+from .._words import quoted
 from ..capture.container import MANIFEST
 from .streamed import Streamed
 
@@ -300,12 +301,12 @@ def load_snapshot(data, namespace=None, trust=None, *, data_only=False, foreign=
             return restored[name]
         rec = by_name.get(name)
         if rec is None:
-            raise _RecordFailed(f"it refers to {name!r}, which this checkpoint does not hold",
+            raise _RecordFailed(f"it refers to {quoted(name)}, which this checkpoint does not hold",
                                 kind="needs", code="needs-record")
         try:
             load_record(rec)
         except _RecordFailed as exc:
-            raise _RecordFailed(f"it needs {name!r}, which could not be restored: {exc}",
+            raise _RecordFailed(f"it needs {quoted(name)}, which could not be restored: {exc}",
                                 kind="needs", code="needs-record")
         return restored[name]
 

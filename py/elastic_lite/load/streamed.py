@@ -33,6 +33,7 @@ import zlib
 from .. import _jsbytes
 from ..store import stores as _stores
 from .._report import human_size
+from .._words import quoted
 
 STREAM_FROM = 64 * 1024 * 1024  # a checkpoint from this size restores through the stream
 INTO_FROM = 1024 * 1024  # records from this size are read straight into their pieces (JS stores that can)
@@ -74,7 +75,7 @@ def unreadable(name, size, why):
     to be read whole here (`size` > WHOLE_LIMIT: Pyodide's buffers end below 2 GiB), which
     would have named the damaged variables."""
     return _stores.StoreError(
-        f"checkpoint {name!r} could not be read: {why}. At {human_size(size)} it is too large "
+        f"checkpoint {quoted(name)} could not be read: {why}. At {human_size(size)} it is too large "
         "to be read whole here to name the variables concerned; nothing of it was restored. "
         "Restore another checkpoint, or check this one with `elastic-lite verify`", "damaged")
 

@@ -39,6 +39,7 @@ import traceback
 
 from .effect_rules import EFFECT_WORDS, SAFE_EFFECTS, UNSAFE_EFFECTS
 from .recorder import RUNTIME_EFFECTS, Recorder
+from .._words import quoted
 
 PLAN_VERSION = 1
 ALL_EFFECTS = SAFE_EFFECTS + UNSAFE_EFFECTS
@@ -250,15 +251,15 @@ def _closure(hist, target, saved, allow, exclude):
         if v in cells:
             continue
         if v == 0:
-            what = (f"{name!r} as it was before the recorded history began (the checkpoint "
+            what = (f"{quoted(name)} as it was before the recorded history began (the checkpoint "
                     "holds only its later value)" if name in saved else
-                    f"{name!r}, which no recorded cell created and the checkpoint does not hold")
+                    f"{quoted(name)}, which no recorded cell created and the checkpoint does not hold")
             return cells, binds, "recreating it needs " + what + _chain(hist, via, reader)
         cell = hist.cells.get(v)
         if cell is None:
             why = ("was dropped from the history to bound its memory" if v < hist.dropped_before
                    else "is missing from the history")
-            return cells, binds, (f"the cell that made {name!r} {why}" + _chain(hist, via, reader))
+            return cells, binds, (f"the cell that made {quoted(name)} {why}" + _chain(hist, via, reader))
         why = _unreplayable(cell, allow, exclude)
         if why:
             return cells, binds, (f"recreating it needs {cell.label} (`{cell.first_line}`), which "
@@ -275,7 +276,7 @@ def _chain(hist, via, reader):
     parts = []
     while reader is not None and reader in via:
         name, nxt = via[reader]
-        parts.append(f"{name!r} made by {hist.cells[reader].label}")
+        parts.append(f"{quoted(name)} made by {hist.cells[reader].label}")
         reader = nxt
     return f" (via {' <- '.join(reversed(parts))})" if len(parts) > 1 else ""
 
@@ -312,9 +313,9 @@ def choose_recompute(history, groups, saved, targets=(), *, bytes_per_ms=DEFAULT
         lost = [n for n in current.targets if n not in trial.targets]
         missing = [n for n in names if n not in trial.targets]
         if missing:
-            decision["reason"] = f"stored: {missing[0]!r} cannot be recomputed ({trial.skipped[missing[0]]})"
+            decision["reason"] = f"stored: {quoted(missing[0])} cannot be recomputed ({trial.skipped[missing[0]]})"
         elif lost:
-            decision["reason"] = (f"stored: recomputing it would leave {lost[0]!r} unrecoverable")
+            decision["reason"] = (f"stored: recomputing it would leave {quoted(lost[0])} unrecoverable")
         else:
             own = set().union(*(trial.targets[n]["cells"] for n in names))
             effects = sorted({k for cid in own for k, _, _ in hist.cells[cid].effects

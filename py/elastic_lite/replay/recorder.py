@@ -48,6 +48,7 @@ import types
 
 from ..capture.selection import KERNEL_NAMES, default_namespace, ipython_shell
 from .cell_ast import IPYTHON_HISTORY, FunctionInfo, analyze
+from .._words import quoted
 
 HISTORY_FORMAT = "elastic-lite-history"
 HISTORY_VERSION = 1
@@ -763,10 +764,10 @@ class Recorder:
         HistoryError with what is wrong if it is not one."""
         if not isinstance(data, dict) or data.get("format") != HISTORY_FORMAT:
             raise HistoryError("this is not an Elastic Lite session history "
-                               f"(expected format {HISTORY_FORMAT!r})")
+                               f"(expected format {quoted(HISTORY_FORMAT)})")
         version = data.get("version")
         if version != HISTORY_VERSION:
-            raise HistoryError(f"session history version {version!r} is not supported by this "
+            raise HistoryError(f"session history version {quoted(version)} is not supported by this "
                                f"elastic-lite (it reads {HISTORY_VERSION}); upgrade elastic-lite")
         cells_data = data.get("cells")
         if not isinstance(cells_data, list) or not all(isinstance(c, dict) for c in cells_data):

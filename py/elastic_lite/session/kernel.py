@@ -35,6 +35,7 @@ from . import timeline as _timeline
 from ..store import signing as _signing, stores as _stores
 from ..trust import rules as _trust
 from ..capture.selection import default_namespace
+from .._words import quoted
 from .._report import checkpoint_meta, inspection_problems, problem, record_problem, type_name
 from ..load.loader import CheckpointError, inspect as core_inspect, load_snapshot, read_manifest
 from ..capture.container import HISTORY, MANIFEST, SnapshotStream, snapshot
@@ -98,11 +99,6 @@ def store_failure(report, exc, names=()):
     code = getattr(exc, "code", None)
     code = "quota" if code in _QUOTA_CODES else code if code in ("busy", "changed", "lost") else "store"
     return fail(report, "failed", str(exc), names=names, code=code)
-
-
-def quoted(name):
-    """A name in a message, quoted as JSON (JSON.stringify's quoting, as the JS hosts quote)."""
-    return _signing._js_string(name)
 
 
 def not_found(name):

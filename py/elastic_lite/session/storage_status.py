@@ -13,6 +13,7 @@ two in step). A listed checkpoint whose records are gone carries `lost` (the JS 
 
 from .._report import human_size, shown_text
 from ..store.stores import StoreError, _plain
+from .._words import quoted
 
 
 async def storage_status(store):
@@ -97,14 +98,14 @@ def as_lost(exc, name, store):
         if folder is None:
             return exc
         return StoreError(
-            f"checkpoint {name!r} is lost: its records are no longer in {folder}; they were "
+            f"checkpoint {quoted(name)} is lost: its records are no longer in {folder}; they were "
             "deleted from it (by hand, or by a sync or cleanup tool). Delete it (Delete in the "
-            f"checkpoints panel, or await elastic_lite.delete_checkpoint({name!r})), and keep "
+            f"checkpoints panel, or await elastic_lite.delete_checkpoint({quoted(name)})), and keep "
             "the folder whole: a record file is shared by every checkpoint that holds its bytes",
             "lost")
     return StoreError(
-        f"checkpoint {name!r} is lost: its data is no longer in this browser's storage; it was "
+        f"checkpoint {quoted(name)} is lost: its data is no longer in this browser's storage; it was "
         "removed by the browser or cleared (browsers may evict site data when storage runs low, "
         "Safari after days without a visit, or the site's data was cleared). Delete it (Delete "
-        f"in the checkpoints panel, or await elastic_lite.delete_checkpoint({name!r})); keep "
+        f"in the checkpoints panel, or await elastic_lite.delete_checkpoint({quoted(name)})); keep "
         "copies outside the browser with Export or a folder store", "lost")

@@ -40,6 +40,7 @@ import stat
 import time
 
 from . import signing as _signing
+from .._words import quoted
 from .stores import (DEFAULT_LOCK_TIMEOUT, DEFAULT_ORPHAN_GRACE, StoreError, _check_entry,
                      _check_key, _pieces, _plain_meta, check_name, check_retention,
                      expired_by_retention, record_key, split_container)
@@ -73,14 +74,14 @@ def name_to_stem(name):
     try:
         raw = name.encode("utf-8")
     except UnicodeEncodeError:
-        raise StoreError(f"invalid checkpoint name {name!r}: it is not valid Unicode text") from None
+        raise StoreError(f"invalid checkpoint name {quoted(name)}: it is not valid Unicode text") from None
     stem = ""
     for byte in raw:
         ch = chr(byte)
         keep = (ch.isascii() and (ch.isalnum() or ch in "_-")) or (ch == "." and stem)
         stem += ch if keep else f"%{byte:02X}"
     if len(stem) > MAX_STEM:
-        raise StoreError(f"invalid checkpoint name {name[:40]!r}...: too long for a file name "
+        raise StoreError(f"invalid checkpoint name {quoted(name[:40])}...: too long for a file name "
                          f"({len(stem)} characters once encoded, at most {MAX_STEM}); choose a shorter name")
     return stem
 
@@ -636,7 +637,7 @@ class DirectoryStore:
         self._mkdirs()
         return _acquire_lock_file(self._path("locks", f"{stem}.lock"),
                                   self.lock_timeout if timeout is None else timeout,
-                                  f"Checkpoint {name!r}")
+                                  f"Checkpoint {quoted(name)}")
 
     def _store_lock(self):
         self._mkdirs()
@@ -754,7 +755,7 @@ class DirectoryStore:
             if st is None or not stat.S_ISREG(st.st_mode) or st.st_size != length:
                 missing.append(key)
         if missing:
-            raise StoreError(f"cannot save checkpoint {name!r}: {len(missing)} of its records "
+            raise StoreError(f"cannot save checkpoint {quoted(name)}: {len(missing)} of its records "
                              f"({', '.join(missing[:2])}{', ...' if len(missing) > 2 else ''}) are not "
                              "in the store (never written, or freed meanwhile by a delete). "
                              "Checkpoint again.", "missing-record")
@@ -767,7 +768,7 @@ class DirectoryStore:
         found = generation_of(before["meta"] if before else None)
         if expected is not None and expected != found:
             raise StoreError(
-                f"checkpoint {name!r} was saved by another writer while this one was working (it "
+                f"checkpoint {quoted(name)} was saved by another writer while this one was working (it "
                 f"expected {f'the save numbered {expected}' if expected else 'no checkpoint of that name'}, "
                 f"the store now holds number {found}). This save was not kept, so the other one is "
                 "not silently replaced: save again under another name, or again under this one "
@@ -865,7 +866,7 @@ class DirectoryStore:
         return freed
 
     def _write_error(self, name, needed, exc):
-        what = f"checkpoint {name!r}" if name else "checkpoint records"
+        what = f"checkpoint {quoted(name)}" if name else "checkpoint records"
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             try:
                 s = os.statvfs(self.dir)
@@ -874,7 +875,7 @@ class DirectoryStore:
                 free = "free space unknown"
             return StoreError(f"not enough disk space in {self.dir} to save {what}: it needs "
                               f"{needed} bytes, {free}. Delete old checkpoints or free disk space, "
-                              "and try again." + (f" The previous checkpoint {name!r}, if any, is "
+                              "and try again." + (f" The previous checkpoint {quoted(name)}, if any, is "
                                                   "unchanged." if name else ""), "quota")
         return StoreError(f"saving {what} in {self.dir} failed ({exc}); " + (
             "the previous checkpoint of that name, if any, is unchanged." if name
@@ -886,14 +887,14 @@ class DirectoryStore:
         path = self._entry_file(name)
         _check_folder(self._path("entries"), "The store folder")
         try:
-            raw = _read_regular(path, f"The entry of checkpoint {name!r}")
+            raw = _read_regular(path, f"The entry of checkpoint {quoted(name)}")
         except OSError as exc:
-            raise StoreError(f"reading checkpoint {name!r} from {path} failed: {exc}") from None
+            raise StoreError(f"reading checkpoint {quoted(name)} from {path} failed: {exc}") from None
         if raw is None:
             return None
         entry = _parse_entry(raw, name)
         if entry is None:
-            raise StoreError(f"checkpoint {name!r} in {self.dir} is corrupted: {path} is not a "
+            raise StoreError(f"checkpoint {quoted(name)} in {self.dir} is corrupted: {path} is not a "
                              f"valid entry. Delete it and checkpoint again.", "corrupted")
         return entry
 
@@ -969,7 +970,7 @@ class DirectoryStore:
                     "metadataMissing": True}
         out = {"meta": meta}
         if read:
-            data = _read_regular(container, f"Checkpoint {name!r}")
+            data = _read_regular(container, f"Checkpoint {quoted(name)}")
             if data is None:
                 return None
             out["bytes"] = data
@@ -998,12 +999,12 @@ class DirectoryStore:
                 keys = {k["key"] for k in entry["records"]}
                 gone = [k for k in keys if _lstat(self._record_file(k)) is None]
                 raise StoreError(
-                    f"checkpoint {name!r} is lost: {len(gone)} of its {len(keys)} records are no longer in "
+                    f"checkpoint {quoted(name)} is lost: {len(gone)} of its {len(keys)} records are no longer in "
                     f"{self.dir}; they were deleted from it (by hand, or by a sync or cleanup "
-                    f"tool). Delete it (elastic-lite rm {name!r}), and keep the folder whole: a "
+                    f"tool). Delete it (elastic-lite rm {quoted(name)}), and keep the folder whole: a "
                     "record file is shared by every checkpoint that holds its bytes", "lost")
             if isinstance(data, str):
-                raise StoreError(f"checkpoint {name!r} in {self.dir} is corrupted: record "
+                raise StoreError(f"checkpoint {quoted(name)} in {self.dir} is corrupted: record "
                                  f"{r['key'][:12]}… {data}. Delete it and checkpoint again.", "corrupted")
             if record_key(data) != r["key"]:
                 neutralize_record(data)

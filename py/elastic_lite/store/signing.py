@@ -19,8 +19,9 @@ import decimal
 import hashlib
 import hmac
 import json
-import re
 import secrets
+
+from .._words import quoted
 
 VERSION = 1
 
@@ -53,18 +54,13 @@ def _js_number(x):
     return f"{sign}{mant}e{'+' if e >= 0 else '-'}{abs(e)}"
 
 
-def _js_string(s):
-    text = json.dumps(s, ensure_ascii=False)
-    return re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
 def canonical_json(value):
     """JS canonicalJson: JSON with object keys sorted (UTF-16 order, as JS sorts) at every
     level, numbers and strings as JSON.stringify writes them (1.0 -> 1, 1e-07 -> 1e-7, -0.0 ->
     0). One text per value in both languages (tests/vectors/signed-bytes.json)."""
     if isinstance(value, dict):
         keys = sorted(value, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
-        return "{" + ",".join(f"{_js_string(k)}:{canonical_json(value[k])}" for k in keys) + "}"
+        return "{" + ",".join(f"{quoted(k)}:{canonical_json(value[k])}" for k in keys) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(canonical_json(v) for v in value) + "]"
     if value is None or value is True or value is False:
@@ -72,7 +68,7 @@ def canonical_json(value):
     if isinstance(value, (int, float)):
         return _js_number(value)
     if isinstance(value, str):
-        return _js_string(value)
+        return quoted(value)
     raise ValueError(f"checkpoint metadata holds {type(value).__name__}, not JSON data")
 
 

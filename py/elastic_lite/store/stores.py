@@ -24,6 +24,7 @@ import zlib
 
 from .. import _jsbytes
 from . import signing as _signing
+from .._words import quoted
 from ..load.loader import JSON_DEPTH, json_depth
 
 KEY_LEAF_SIZE = 4 * 1024 * 1024
@@ -221,7 +222,7 @@ class MemoryStore:
         try:
             await asyncio.wait_for(lock.acquire(), wait)
         except asyncio.TimeoutError:
-            raise StoreError(f"checkpoint {name!r} is being saved by another writer right now; "
+            raise StoreError(f"checkpoint {quoted(name)} is being saved by another writer right now; "
                              f"waited {wait:g} s for it to finish. Try again in a moment.", "busy") from None
         return _HeldLock(lock)
 
@@ -267,7 +268,7 @@ class MemoryStore:
         keys = list(dict.fromkeys(r["key"] for r in records))
         missing = [k for k in keys if k not in self._records]
         if missing:
-            raise StoreError(f"cannot save checkpoint {name!r}: {len(missing)} of its records are not "
+            raise StoreError(f"cannot save checkpoint {quoted(name)}: {len(missing)} of its records are not "
                              "in the store; write them with put_records() and commit again", "missing-record")
         for k in keys:
             rec = self._records[k]
@@ -400,7 +401,7 @@ class MemoryStore:
 def check_name(name):
     if not isinstance(name, str) or not name or len(name) > 200 or any(
             ord(c) < 32 or ord(c) == 127 for c in name):
-        raise StoreError(f"invalid checkpoint name {name!r}: use a non-empty string of at most "
+        raise StoreError(f"invalid checkpoint name {quoted(name)}: use a non-empty string of at most "
                          "200 printable characters")
 
 
@@ -528,7 +529,7 @@ class JsStore:
         try:
             handle = await self.proxy.lock(name, self._to_js(opts))
         except Exception as exc:
-            raise self._error(f"lock {name!r}", exc) from None
+            raise self._error(f"lock {quoted(name)}", exc) from None
         return _JsHeldLock(handle)
 
     async def put_records(self, records):
@@ -574,7 +575,7 @@ class JsStore:
         try:
             await self.proxy.commit(name, self._to_js(js_entry), self._to_js(opts))
         except Exception as exc:
-            raise self._error(f"save {name!r}", exc) from None
+            raise self._error(f"save {quoted(name)}", exc) from None
 
     async def put(self, name, data, meta=None, sign=False):
         buf = _jsbytes.to_js(data)
@@ -582,7 +583,7 @@ class JsStore:
         try:
             await self.proxy.put(name, buf, self._to_js(meta or {}), opts)
         except Exception as exc:
-            raise self._error(f"save {name!r}", exc) from None
+            raise self._error(f"save {quoted(name)}", exc) from None
 
     async def sign(self, name):
         """Sign the entry of `name` as the store's own (False: no such checkpoint). A JS store
@@ -592,13 +593,13 @@ class JsStore:
         try:
             return bool(await self.proxy.sign(name))
         except Exception as exc:
-            raise self._error(f"sign {name!r}", exc) from None
+            raise self._error(f"sign {quoted(name)}", exc) from None
 
     async def get(self, name):
         try:
             res = await self.proxy.get(name)
         except Exception as exc:
-            raise self._error(f"read {_signing._js_string(name)}", exc) from None  # JSON.stringify's quoting
+            raise self._error(f"read {quoted(name)}", exc) from None
         if _is_nullish(res):
             return None
         return {"bytes": _jsbytes.to_py(res.bytes), "meta": _plain(res.meta) or {},
@@ -608,7 +609,7 @@ class JsStore:
         try:
             res = await self.proxy.getEntry(name)
         except Exception as exc:
-            raise self._error(f"read {_signing._js_string(name)}", exc) from None  # JSON.stringify's quoting
+            raise self._error(f"read {quoted(name)}", exc) from None
         if _is_nullish(res):
             return None
         return {"name": name, "head": _jsbytes.to_bytes(res.head), "tail": _jsbytes.to_bytes(res.tail),
@@ -650,7 +651,7 @@ class JsStore:
         try:
             return bool(await self.proxy.delete(name))
         except Exception as exc:
-            raise self._error(f"delete {name!r}", exc) from None
+            raise self._error(f"delete {quoted(name)}", exc) from None
 
     async def verify_records(self, keys):
         try:

@@ -60,6 +60,8 @@ import types
 
 import _compat_pickle
 
+from .._words import quoted
+
 _DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package's folder
 
 DENY, DATA, TRUST = "deny", "data", "trust"
@@ -234,13 +236,13 @@ def _static_getattr(obj, name):
         if name in d:
             return d[name]
         if "__getattr__" in d or _python_hook(t, "__getattr__"):
-            raise _Dynamic(f"module {what} computes {name!r} with its __getattr__")
+            raise _Dynamic(f"module {what} computes {quoted(name)} with its __getattr__")
         raise AttributeError(name)
     try:
         raw = _inspect.getattr_static(obj, name)
     except AttributeError:
         if _python_hook(t, "__getattr__"):
-            raise _Dynamic(f"{what} computes {name!r} with its __getattr__") from None
+            raise _Dynamic(f"{what} computes {quoted(name)} with its __getattr__") from None
         raise AttributeError(name) from None
     kind = type(raw)
     is_class = issubclass(t, type)
@@ -333,7 +335,7 @@ def resolve(module, name, protocol=5, ext=None, serializer=None):
     if obj is None:
         if dotted:
             out.update(state="unknown", note=(
-                f"module {module} is not imported here, so the attribute path {name!r} "
+                f"module {module} is not imported here, so the attribute path {quoted(name)} "
                 "cannot be followed without running it"))
         else:
             out["state"] = "by-name"
@@ -343,7 +345,7 @@ def resolve(module, name, protocol=5, ext=None, serializer=None):
             obj = _static_getattr(obj, part)
             out["steps"].append(_describe(obj))
     except AttributeError:
-        out.update(state="missing", note=f"{module} has no attribute {name!r} here: loading fails")
+        out.update(state="missing", note=f"{module} has no attribute {quoted(name)} here: loading fails")
         return out
     except _Dynamic as exc:
         out.update(state="unknown", note=str(exc))
@@ -464,7 +466,7 @@ def judge_binding(binding, mode=DENY):
     out["target"] = f"{module}.{attr}" if attr else module
     if name.startswith("_"):
         out.update(danger=RUNS_CODE,
-                   why=f"it binds the private name {name!r} (Elastic Lite never saves one)")
+                   why=f"it binds the private name {quoted(name)} (Elastic Lite never saves one)")
         return out
     if attr is not None:
         judged = judge_import({"module": module, "name": attr, "protocol": 3}, None, mode)
