@@ -56,7 +56,10 @@ def test_each_buffer_is_its_own_memory_and_let_go_once_loaded(store):
     info = asyncio.run(got.inspect())
     blob = next(r for r in info["records"] if "blob" in (r.get("names") or []))
     [buf] = got.buffers(blob)
-    assert type(buf.obj) is bytearray and buf.nbytes == len(buf.obj) == 3 << 20
+    assert type(buf) is bytes and len(buf) == 3 << 20  # the value's own memory (see below)
+    arr = next(r for r in info["records"] if "arr" in (r.get("names") or []))
+    [buf] = got.buffers(arr)
+    assert type(buf.obj) is bytearray and buf.nbytes == len(buf.obj) == 2 << 20
     rep = load_snapshot(got, {}, foreign=False)
     assert rep.ok
     held = [i for i in got._pieces if 0 <= i < len(got.records)]
@@ -105,3 +108,23 @@ def test_a_state_too_large_for_the_heap_says_so_when_checkpointed(store, monkeyp
     [w] = rep["warnings"]
     assert w.startswith("this checkpoint cannot be restored in this browser")
     assert "warning: " + w in checkpoint_text(rep)
+
+
+def test_a_bytes_value_is_the_memory_its_buffer_was_read_into(store, monkeypatch):
+    """A `bytes` variable's out-of-band buffer (its stream loads it read-only) is read into a
+    bytes object of its size, which pickle's bytes(buffer) gives back as the value itself: no
+    second copy of it while it loads. A bytearray's stays a bytearray (writable)."""
+    handed = []
+    buffers = _streamed.Streamed.buffers
+    monkeypatch.setattr(_streamed.Streamed, "buffers",
+                        lambda self, rec: handed.extend(out := buffers(self, rec)) or out)
+    ns = _state()
+    assert asyncio.run(SESSION.checkpoint("big", namespace=ns, names=NAMES))["ok"]
+    back = {}
+    rep = asyncio.run(SESSION.restore("big", namespace=back))
+    assert (rep["ok"], rep["streamed"]) == (True, True)
+    assert back["blob"] == ns["blob"] and back["again"] is back["blob"]
+    assert any(b is back["blob"] for b in handed), [type(b) for b in handed]
+    assert type(back["arr"]) is bytearray and back["arr"] == ns["arr"]
+    assert not any(type(b) is bytes and b == ns["arr"] for b in handed)
+    back["arr"][0] ^= 1  # writable, its own memory

@@ -5,15 +5,17 @@ copy of it in JS) before the first value was unpickled: a 1 GiB state needed abo
 times its size. `Streamed` reads the store's entry, then the records one batch at a time
 while the core's pull reader (_core.PullReader) validates them, and keeps each record cut
 where it will be used: its frame (header, pickle stream, buffer table) in one buffer and
-every out-of-band buffer in a bytearray of its own. A JS store that can (readRecordInto:
-the IndexedDB store) reads a record of INTO_FROM bytes or more straight into those bytearrays
-(its header and buffer table first, to know the cuts; from an OPFS file with no copy in
-between) and checks its key there; other records are copied once from what the store read.
-Those bytearrays are the buffers' final memory:
-load_snapshot hands them to pickle as they are (numpy arrays restore as views of them) and
-lets go of a record's pieces as soon as it is loaded (a `bytes` value copies its buffer
-once, then the buffer is freed). So a restore holds, beyond the restored state, one record
-in transit and the frames: records cross from the store with one copy, never assembled.
+every out-of-band buffer in memory of its own: a bytearray, or, for a buffer its pickle stream
+loads read-only (NEXT_BUFFER, READONLY_BUFFER: what a `bytes` variable is saved as), a bytes
+object of its size. A JS store that can (readRecordInto: the IndexedDB store) reads a record
+of INTO_FROM bytes or more straight into those pieces (its header, then its stream when small
+and its buffer table, to know the cuts; from an OPFS file with no copy in between) and checks
+its key there; other records are copied once from what the store read. Those pieces are the
+buffers' final memory: load_snapshot hands them to pickle as they are (numpy arrays restore
+as views of the bytearrays; `bytes(buffer)` of a bytes piece is that very object, so a
+`bytes` value is never copied again) and lets go of a record's pieces as soon as it is
+loaded. So a restore holds, beyond the restored state, one record in transit and the frames:
+records cross from the store with one copy, never assembled.
 
 Every record is checked against its content key as it is read (by a JS store itself, else
 here) and by the core's validation before anything is unpickled, as in `read_verified`. A
@@ -22,8 +24,9 @@ reads the checkpoint again through `read_verified`, which names what is damaged 
 every other read does (damage is rare; the second read costs only then).
 
 How a record is cut is a hint for memory, never trusted: its header is parsed here only to
-find the buffers, and a record whose header does not make sense is kept whole (the core
-then says what is wrong with it)."""
+find the buffers (and its stream's opcodes walked, not run, to find the read-only ones), and
+a record whose header does not make sense is kept whole (the core then says what is wrong
+with it). A bytes piece is written only by the read that fills it, before any value holds it."""
 
 import bisect
 import struct
@@ -37,6 +40,8 @@ from .._words import quoted
 
 STREAM_FROM = 64 * 1024 * 1024  # a checkpoint from this size restores through the stream
 INTO_FROM = 1024 * 1024  # records from this size are read straight into their pieces (JS stores that can)
+SCAN_STREAM = 64 * 1024  # a record's pickle stream up to this size is looked at for read-only buffers
+BYTES_FROM = 4096  # read-only buffers from this size are read into the bytes object they load as
 # Pyodide's heap is a 32-bit WebAssembly memory: 4 GiB at most, whatever the machine has.
 HEAP_LIMIT = (4 << 30) if sys.platform == "emscripten" else None
 KERNEL_HEAP = 256 * 1024 * 1024  # what a fresh kernel holds before the state comes back
@@ -97,8 +102,8 @@ class _JsRecord:
             at += int(c.byteLength)
         self.nbytes = at
 
-    def copy(self, start, stop):
-        out = bytearray(stop - start)
+    def copy(self, start, stop, as_bytes=False):
+        out = _piece(stop - start, as_bytes)
         dst = memoryview(out)
         i = max(0, bisect.bisect_right(self.starts, start) - 1)
         at = start
@@ -119,23 +124,61 @@ class _PyRecord:
         self.view = memoryview(data).cast("B")
         self.nbytes = self.view.nbytes
 
-    def copy(self, start, stop):
-        return bytearray(self.view[start:stop])
+    def copy(self, start, stop, as_bytes=False):
+        return (bytes if as_bytes else bytearray)(self.view[start:stop])
 
 
 def _cuts(rec):
-    """Where the record `rec` is cut: [(start, stop)] covering it, each out-of-band buffer a
-    piece of its own; one piece when its header does not describe a format-2 record of
-    exactly this length (the core says what is wrong with it)."""
+    """Where the record `rec` is cut: ([(start, stop)] covering it, each out-of-band buffer a
+    piece of its own, the starts of the buffers to keep as `bytes`, see _bytes_starts); one
+    piece when its header does not describe a format-2 record of exactly this length (the core
+    says what is wrong with it)."""
     n = rec.nbytes
-    table = _table_range(rec.copy(0, _RECORD.size), n) if n >= _RECORD.size else None
-    return [(0, n)] if table is None else _cut_by_table(rec.copy(*table), n)
+    head = rec.copy(0, _RECORD.size) if n >= _RECORD.size else None
+    table = _table_range(head, n) if head is not None else None
+    if table is None:
+        return [(0, n)], set()
+    k, s = _stream_range(head)
+    stream = rec.copy(k, k + s) if s <= SCAN_STREAM else None
+    return _cut_by_table(rec.copy(*table), n, stream)
 
 
 async def _cuts_read(read, n):
-    """_cuts of a record of `n` bytes whose ranges are read by `await read(start, stop)`."""
-    table = _table_range(await read(0, _RECORD.size), n) if n >= _RECORD.size else None
-    return [(0, n)] if table is None else _cut_by_table(await read(*table), n)
+    """_cuts of a record of `n` bytes whose ranges are read by `await read(start, stop)`: its
+    header, then its stream (when small) and buffer table in one read."""
+    head = await read(0, _RECORD.size) if n >= _RECORD.size else None
+    table = _table_range(head, n) if head is not None else None
+    if table is None:
+        return [(0, n)], set()
+    k, s = _stream_range(head)
+    if s > SCAN_STREAM:
+        return _cut_by_table(await read(*table), n, None)
+    got = await read(k, table[1])
+    return _cut_by_table(memoryview(got)[table[0] - k:], n, memoryview(got)[:s])
+
+
+def _stream_range(head):
+    """(K, S) of a record header already checked by _table_range."""
+    _magic, k, _kind, _ser, _flags, _m, s, _b = _RECORD.unpack(bytes(head))
+    return k, s
+
+
+def _readonly_buffers(stream):
+    """Indices of the out-of-band buffers the pickle `stream` marks read-only (NEXT_BUFFER
+    then READONLY_BUFFER: a `bytes` value, or a read-only array), by walking its opcodes
+    without running them; empty when the stream does not parse."""
+    import pickletools
+    out, index, previous = set(), -1, None
+    try:
+        for op, _arg, _pos in pickletools.genops(bytes(stream)):
+            if op.name == "NEXT_BUFFER":
+                index += 1
+            elif op.name == "READONLY_BUFFER" and previous == "NEXT_BUFFER":
+                out.add(index)
+            previous = op.name
+    except Exception:
+        return set()
+    return out
 
 
 def _table_range(head, n):
@@ -147,11 +190,14 @@ def _table_range(head, n):
     return k + s, k + s + 24 * m
 
 
-def _cut_by_table(table, n):
+def _cut_by_table(table, n, stream):
+    """(cuts, bytes starts) from the buffer table; `stream`: the record's pickle stream when
+    it was read (small), to find the buffers it loads read-only (see _bytes_starts)."""
     table = bytes(table)
-    whole = [(0, n)]
+    whole = [(0, n)], set()
     m = len(table) // 24
-    cuts, at = [], 0
+    readonly = _readonly_buffers(stream) if stream is not None else set()
+    cuts, at, as_bytes = [], 0, set()
     for i in range(m):
         off, length = _TABLE_ENTRY.unpack_from(table, 24 * i)
         if off < at or off + length > n:
@@ -160,10 +206,19 @@ def _cut_by_table(table, n):
             cuts.append((at, off))  # the frame, or the zero padding before this buffer
         if length:
             cuts.append((off, off + length))
+            if i in readonly and length >= BYTES_FROM:
+                as_bytes.add(off)
         at = off + length
     if at < n:
         cuts.append((at, n))
-    return cuts
+    return cuts, as_bytes
+
+
+def _piece(n, as_bytes):
+    """The memory a piece of `n` bytes is read into: a new bytes object for a buffer the stream
+    loads read-only (a `bytes` variable: pickle's bytes(buffer) then returns this very object,
+    no second copy; it is filled before anything else sees it), else a bytearray (writable)."""
+    return bytes(n) if as_bytes else bytearray(n)
 
 
 class Streamed:
@@ -231,7 +286,8 @@ class Streamed:
             if rec.nbytes != want["length"] or not _matches(rec, want["key"], damaged):
                 raise Unread(f"record {i} does not match its content key")
             start = self.starts[i]
-            self._pieces[i] = [(start + a, rec.copy(a, b)) for a, b in _cuts(rec)]
+            cuts, as_bytes = _cuts(rec)
+            self._pieces[i] = [(start + a, rec.copy(a, b, a in as_bytes)) for a, b in cuts]
 
     async def _fetch_into(self, i):
         """Reads large record `i` straight into its pieces (a JS store's readRecordInto): its
@@ -243,8 +299,8 @@ class Streamed:
             await _read_into(self.store, key, [(start, buf)], False)
             return buf
 
-        cuts = await _cuts_read(read, n)
-        pieces = [(a, bytearray(b - a)) for a, b in cuts]
+        cuts, as_bytes = await _cuts_read(read, n)
+        pieces = [(a, _piece(b - a, a in as_bytes)) for a, b in cuts]
         if not await _read_into(self.store, key, pieces, True):
             raise Unread(f"record {i} does not match its content key")
         start = self.starts[i]
@@ -307,7 +363,16 @@ class Streamed:
         return self._span(rec["payload_offset"], rec["length"])
 
     def buffers(self, rec):
-        return [self._span(b["offset"], b["length"]) for b in rec.get("buffers") or ()]
+        return [self._buffer(b["offset"], b["length"]) for b in rec.get("buffers") or ()]
+
+    def _buffer(self, offset, n):
+        """An out-of-band buffer for pickle: the bytes object it was read into when it is one
+        (loaded as that very object), else a view of its piece."""
+        i = self._record_at(offset)
+        start, buf = self._pieces[i][self._piece_index(i, offset)]
+        if type(buf) is bytes and start == offset and len(buf) == n:
+            return buf
+        return self._span(offset, n)
 
     def release(self, rec):
         """Lets go of the pieces of the stored record that is exactly the loaded record
