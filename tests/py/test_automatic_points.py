@@ -33,10 +33,22 @@ def test_an_automatic_checkpoint_is_named_by_its_cell_and_keeps_it(store):
                                          cell=cell(7, "x = 1\ny = 2", 1764680000123)))
     assert report["ok"] and not report["off"]
     assert report["name"] == "a.ipynb [7] 2025-12-02T12:53:20.123Z"
+    assert report["label"] == "[7] x = 1"  # hosts show the kernel's label, never compute one
     [entry] = asyncio.run(store.list())
     assert entry["meta"]["cell"] == {"executionCount": 7, "firstLine": "x = 1",
                                      "timeMs": 1764680000123}
     assert entry["meta"]["notebook"] == "a.ipynb"
+
+
+def test_a_runs_points_are_named_by_the_kernel_after_the_run_and_cell_without_a_time(store):
+    """The CLI's run --history passes its run's name (series) and the cell; the kernel names
+    the point: a second run replaces the first run's points of the same cells."""
+    ns = {"__name__": "__main__", "x": 1}
+    for _ in range(2):
+        report = asyncio.run(host.checkpoint(namespace=ns, notebook="steps.ipynb", auto=True,
+                                             series="steps", cell=cell(3, "x = 1")))
+        assert (report["ok"], report["name"], report["label"]) == (True, "steps [3]", "[3] x = 1")
+    assert [e["name"] for e in asyncio.run(store.list())] == ["steps [3]"]
 
 
 def test_automatic_checkpoints_do_nothing_while_turned_off(store):

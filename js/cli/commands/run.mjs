@@ -36,7 +36,6 @@ export default {
     const name = ctx.values.name ?? notebook.replace(/\.ipynb$/i, '');
     const retention = retentionFrom(ctx.values);
     ctx.checkName(name); // a name this store cannot hold fails now, not after seconds of Pyodide
-    if (ctx.values.history) ctx.checkName(pointName(name, 1));
     const store = ctx.store(retention ? { retention } : undefined);
     const nb = await readNotebook(file);
     const claim = await claimName(ctx, store, name); // nothing runs unless it can be saved
@@ -138,25 +137,19 @@ async function runAndSave(ctx, { store, file, notebook, name, nb, claim }) {
   return EXIT.OK;
 }
 
-/** The name of the history point after cell `n` of a run named `name`. */
-export function pointName(name, n) {
-  return `${name} [${n}]`;
-}
-
-/** The checkpoint after a cell (--history): what it wrote, in one line. */
+/** The checkpoint after a cell (--history), named by the kernel ("NAME [N]"): what it wrote, in one line. */
 async function historyPoint(ctx, session, name, notebook, cell, timings) {
-  const point = pointName(name, cell.number);
   const firstLine = (cell.source.split('\n').find((l) => l.trim()) ?? '').trim().slice(0, 200);
   const report = await session.call('checkpoint', {
-    name: point, notebook, auto: true, cell: { executionCount: cell.number, firstLine, timeMs: Date.now() },
+    series: name, notebook, auto: true, cell: { executionCount: cell.number, firstLine, timeMs: Date.now() },
     replay: !ctx.values['no-replay'],
   });
   timings.history_ms = (timings.history_ms ?? 0) + (report.timings?.total_ms ?? 0);
-  if (!report.ok) throw new CliError(problemLine(`checkpoint "${point}"`, report.problems[0]), EXIT.FAILED);
+  if (!report.ok) throw new CliError(problemLine(`checkpoint "${report.name}"`, report.problems[0]), EXIT.FAILED);
   const reuse = report.reuse;
   const kept = reuse?.reused ? `, ${reuse.reused} of ${reuse.reused + reuse.written} records unchanged` : '';
-  ctx.say(`  checkpoint "${point}" (${fmtBytes(report.size)}${kept}, ${fmtMs(report.timings.total_ms)})`);
-  return { name: point, size: report.size, reuse, ms: report.timings.total_ms };
+  ctx.say(`  checkpoint "${report.name}" (${fmtBytes(report.size)}${kept}, ${fmtMs(report.timings.total_ms)})`);
+  return { name: report.name, size: report.size, reuse, ms: report.timings.total_ms };
 }
 
 /** One row per variable; variables saved in one record (they share objects) are marked. */

@@ -278,7 +278,7 @@ export class ElasticLiteController {
     try {
       // the kernel names it after the notebook's path ("<path> [<count>] <time>"), under its id
       const report = await this._call(panel, 'checkpoint', { notebook: key, cell, auto: true, replay: this.options.replay !== false });
-      const after = `After ${pointLabel({ cell }) || 'the cell'}`;
+      const after = `After ${report.label || 'the cell'}`;
       if (report.off) {
         this._setHistoryStatus('Automatic checkpoints are off in this kernel (%autocheckpoint on).');
       } else if (!report.ok) {

@@ -325,10 +325,11 @@ class KernelSession:
 
     async def checkpoint(self, name=None, *, namespace=None, names=None, notebook=None,
                          progress=None, replay=True, recompute_large=False, cell=None,
-                         auto=False, incremental=True):
+                         auto=False, incremental=True, series=None):
         """Snapshot the namespace into the store as `name`. Without a name the kernel names it:
         `<notebook> <UTC time>` when it is tied to a notebook (its label: the path), an
-        automatic point `<notebook> [<count>] <time>`, else "checkpoint". progress(event):
+        automatic point `<notebook> [<count>] <time>`, or `<series> [<count>]` after a cell of
+        a run named `series` (the CLI's run --history), else "checkpoint". progress(event):
         {"phase": "serialize", "done", "total", "names"} before each group, then {"phase":
         "store"}.
         With a recorded session, the history goes along and what cannot (or should not) be
@@ -343,13 +344,16 @@ class KernelSession:
         store are not written again (`reuse` in the report; `incremental=False`: all are)."""
         t0 = time.perf_counter()
         notebook = self.notebook if notebook is None else notebook
-        if name is None and (auto or notebook is not None):  # named after the notebook's label
-            cell_ = cell or {}
-            name = _timeline.point_name(self.label_of(notebook), cell_.get("executionCount"),
-                                       cell_.get("timeMs") if auto else None, auto=auto)
+        cell_meta = _cell_meta(cell) if cell is not None else None
+        if name is None and (auto or notebook is not None or series):  # named after the notebook
+            c = cell_meta or {}
+            name = _timeline.point_name(series or self.label_of(notebook), c.get("executionCount"),
+                                       c.get("timeMs") if auto else None, auto=auto or bool(series),
+                                       stamp=not series)
         name = name or DEFAULT_NAME
         report = new_report("checkpoint", name=name, notebook=notebook, size=0, variables=[],
-                            skipped=[], modules=[], walk=None, replay=None, reuse=None, off=False)
+                            skipped=[], modules=[], walk=None, replay=None, reuse=None, off=False,
+                            label=_timeline.point_label({"cell": cell_meta}))
         if bad_name(report, name):
             return report
         if auto and not self.auto:
@@ -357,7 +361,6 @@ class KernelSession:
             report["warnings"].append("automatic checkpoints are off in this kernel "
                                       "(%autocheckpoint on turns them on again)")
             return report
-        cell_meta = _cell_meta(cell) if cell is not None else None
         ns = default_namespace() if namespace is None else namespace
 
         def on_group(done, total, group):

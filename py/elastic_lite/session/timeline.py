@@ -10,14 +10,15 @@ import time
 
 # ---- the timeline: automatic checkpoints after cells, and points of it ----
 
-def point_name(notebook, count=None, time_ms=None, auto=True):
+def point_name(notebook, count=None, time_ms=None, auto=True, stamp=True):
     """The name of an automatic checkpoint: `<notebook> [<count>] <UTC time, ms>`; of one taken
-    for a notebook without a name (`auto=False`): `<notebook> <UTC time, ms>`."""
+    for a notebook without a name (`auto=False`): `<notebook> <UTC time, ms>`; without the
+    time when not `stamp` (a run's points: a second run replaces the first one's)."""
     ms = int(time.time() * 1000) if time_ms is None else int(time_ms)
     when = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
-    stamp = when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    when = when.strftime(" %Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z" if stamp else ""
     count = f" [{'?' if count is None else count}]" if auto else ""
-    return f"{notebook or 'untitled'}{count} {stamp}"
+    return f"{notebook or 'untitled'}{count}{when}"
 
 
 def cell_of(meta):
