@@ -72,6 +72,8 @@ test('a large checkpoint restores record by record in a fresh interpreter', asyn
     const checked = into.filter(([, , check]) => check);
     assert.deepEqual(checked.map(([key]) => key).sort(), [...large].sort(), 'each large record read into its pieces once, checked');
     assert.ok(checked.every(([, pieces]) => pieces >= 2), 'cut: the frame and the buffer apart');
+    // and before it, one read of its frame (header, stream, buffer table), not one per part
+    assert.deepEqual(into.filter(([, , check]) => !check).map(([key]) => key).sort(), [...large].sort());
     assert.deepEqual(chunked.filter((k) => large.includes(k)), [], 'no large record read as JS arrays');
   });
 

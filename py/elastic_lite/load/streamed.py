@@ -41,6 +41,7 @@ from .._words import quoted
 STREAM_FROM = 64 * 1024 * 1024  # a checkpoint from this size restores through the stream
 INTO_FROM = 1024 * 1024  # records from this size are read straight into their pieces (JS stores that can)
 SCAN_STREAM = 64 * 1024  # a record's pickle stream up to this size is looked at for read-only buffers
+FRAME_READ = 64 * 1024  # a large record's first read: its header, stream and table when they fit
 BYTES_FROM = 4096  # read-only buffers from this size are read into the bytes object they load as
 # Pyodide's heap is a 32-bit WebAssembly memory: 4 GiB at most, whatever the machine has.
 HEAP_LIMIT = (4 << 30) if sys.platform == "emscripten" else None
@@ -145,16 +146,18 @@ def _cuts(rec):
 
 async def _cuts_read(read, n):
     """_cuts of a record of `n` bytes whose ranges are read by `await read(start, stop)`: its
-    header, then its stream (when small) and buffer table in one read."""
-    head = await read(0, _RECORD.size) if n >= _RECORD.size else None
-    table = _table_range(head, n) if head is not None else None
+    first FRAME_READ bytes in one read (header, stream and buffer table, as a record of a
+    few large buffers has them), and what of its stream (when small) and table lies beyond
+    in a second one."""
+    first = memoryview(await read(0, min(n, FRAME_READ))) if n >= _RECORD.size else None
+    table = _table_range(first[:_RECORD.size], n) if first is not None else None
     if table is None:
         return [(0, n)], set()
-    k, s = _stream_range(head)
-    if s > SCAN_STREAM:
-        return _cut_by_table(await read(*table), n, None)
-    got = await read(k, table[1])
-    return _cut_by_table(memoryview(got)[table[0] - k:], n, memoryview(got)[:s])
+    k, s = _stream_range(first[:_RECORD.size])
+    scan = s <= SCAN_STREAM
+    start = k if scan else table[0]
+    got = first[start:table[1]] if table[1] <= len(first) else memoryview(await read(start, table[1]))
+    return _cut_by_table(got[table[0] - start:], n, got[:s] if scan else None)
 
 
 def _stream_range(head):
