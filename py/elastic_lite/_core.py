@@ -126,22 +126,20 @@ class _WasmBackend:
         return w
 
     def writer_begin(self, w, kind, names):
-        p = self._put(names)
-        try:
-            return self._ex.el_writer_begin_record(w, kind, p, len(names))
-        finally:
-            self._ex.el_free(p)
+        # the names through the reusable scratch area: a malloc and a free are two more
+        # crossings into WebAssembly per record (~5 us each in Pyodide)
+        return self.el_writer_begin_record(w, kind, self._to_scratch(names), len(names))
 
     def writer_write(self, w, mv):
         n = len(mv) if isinstance(mv, bytes) else mv.nbytes
-        ptr = self._ex.el_writer_reserve(w, n) & 0xFFFFFFFF
+        ptr = self.el_writer_reserve(w, n) & 0xFFFFFFFF
         if not ptr:
             return -1
         self._write(ptr, mv)
         return 0
 
     def writer_take(self, w):
-        ptr = self._ex.el_writer_take(w) & 0xFFFFFFFF
+        ptr = self.el_writer_take(w) & 0xFFFFFFFF
         kind, record, buffer, _, offset, length, data = _PART.unpack(
             self._read(ptr, _PART.size))
         return kind, record, buffer, offset, length, (
@@ -150,7 +148,9 @@ class _WasmBackend:
     def __getattr__(self, name):  # el_* calls with plain numbers: straight to the exports
         if not name.startswith("el_"):
             raise AttributeError(name)
-        return getattr(self._ex, name)
+        fn = getattr(self._ex, name)
+        setattr(self, name, fn)  # looked up once per instance: a lookup in `exports` (a
+        return fn                # JsProxy) costs about as much as the call itself
 
     def writer_error(self, w):
         return self._cstr(self._ex.el_writer_error(w))
@@ -184,16 +184,21 @@ class _WasmBackend:
 
     def feed(self, fn, handle, mv, *args):
         """fn(handle, *args, address, n) with mv copied once into a reusable scratch area."""
-        n = mv.nbytes
+        return fn(handle, *args, self._to_scratch(mv), mv.nbytes)
+
+    def _to_scratch(self, data):
+        """The address of a copy of `data` in a scratch area reused from call to call (valid
+        until the next use)."""
+        n = len(data) if isinstance(data, bytes) else data.nbytes
         if n > self._scratch_cap:
             if self._scratch:
-                self._ex.el_free(self._scratch)
-            self._scratch = self._ex.el_malloc(max(n, 1)) & 0xFFFFFFFF
-            self._scratch_cap = n if self._scratch else 0
+                self.el_free(self._scratch)
+            self._scratch = self.el_malloc(max(n, 64)) & 0xFFFFFFFF
+            self._scratch_cap = max(n, 64) if self._scratch else 0
             if not self._scratch:
                 raise CoreError(f"the core could not allocate {n} bytes")
-        self._write(self._scratch, mv)
-        return fn(handle, *args, self._scratch, n)
+        self._write(self._scratch, data)
+        return self._scratch
 
     _scratch = 0
     _scratch_cap = 0
