@@ -13,7 +13,7 @@
 //              Python reads only its own memory), then pickle.loads.
 import { loadPyodide } from '../node_modules/pyodide/pyodide.mjs';
 import { installElasticLite } from '../js/pyodide-glue.mjs';
-import { IndexedDBStore } from '../js/store/indexeddb.mjs';
+import { IndexedDBStore, recordKey } from '../js/store/indexeddb.mjs';
 
 const PYODIDE_URL = new URL('../node_modules/pyodide/', import.meta.url).href;
 const WHEELS_URL = new URL('../build/wheels/', import.meta.url).href;
@@ -170,7 +170,110 @@ self.bench = {
     py.pyimport('elastic_lite.load.streamed').INTO_FROM = Number(bytes);
   },
 
+  // EL_BENCH_BYTES_FROM=N: a streamed restore reads read-only buffers from N bytes into the bytes
+  // objects they load as (2^40: never, every buffer a bytearray copied as it loads; A/B runs)
+  bytesFrom({ bytes }) {
+    py.pyimport('elastic_lite.load.streamed').BYTES_FROM = Number(bytes);
+  },
+
+  // EL_BENCH_AB_STREAM=1: the streamed restore as before (every buffer a bytearray, the frame in
+  // two reads) while `on`
+  streamBefore({ on }) {
+    const s = py.pyimport('elastic_lite.load.streamed');
+    self.streamNow ??= { bytesFrom: s.BYTES_FROM, frameRead: s.FRAME_READ };
+    s.BYTES_FROM = on ? 2 ** 40 : self.streamNow.bytesFrom;
+    s.FRAME_READ = on ? 40 : self.streamNow.frameRead; // the header alone, then the table
+    s.destroy();
+  },
+
   memory: () => ({ wasmHeap: wasmHeap(), core: B.core_memory() }),
+
+  // EL_BENCH_ONLY=phases: each phase of a bytes-heavy checkpoint and restore on its own, over
+  // the row's large buffers (the records' out-of-band pieces), ms per phase; and the real
+  // checkpoint/restore beside them with their own timings.
+  async phases({ name }) {
+    const bufs = B.phase_buffers();
+    const n = bufs.length;
+    const views = () => Array.from({ length: n }, (_, i) => { const b = bufs.get(i); try { return b.getBuffer('u8'); } finally { b.destroy(); } });
+    const timed = async (fn) => { const t0 = performance.now(); await fn(); return performance.now() - t0; };
+    const out = { buffers: n, bytes: 0 };
+    let vs = views();
+    try {
+      out.bytes = vs.reduce((a, v) => a + v.data.byteLength, 0);
+      out.crc_py = B.phase_crc(bufs);
+      out.sha256_hashlib = B.phase_sha256(bufs);
+      out.sha256_webcrypto = await timed(async () => { for (const v of vs) await recordKey(v.data); });
+      const root = await navigator.storage.getDirectory();
+      const dir = await root.getDirectoryHandle('elastic-lite-bench-phases', { create: true });
+      // what the store does per putRecords/readRecordInto call to find its folder
+      out.dir_lookup = await timed(async () => {
+        for (let i = 0; i < n; i += 1) {
+          await (await (await navigator.storage.getDirectory()).getDirectoryHandle('elastic-lite-bench-phases')).getDirectoryHandle('sub', { create: true });
+        }
+      });
+      const handles = [];
+      out.file_open = await timed(async () => {
+        for (let i = 0; i < n; i += 1) handles.push(await (await dir.getFileHandle(`f${i}`, { create: true })).createSyncAccessHandle());
+      });
+      out.file_write = await timed(() => { vs.forEach((v, i) => { handles[i].truncate(0); handles[i].write(v.data, { at: 0 }); }); });
+      out.file_flush = await timed(() => { for (const h of handles) h.flush(); });
+      out.file_close = await timed(() => { for (const h of handles) h.close(); });
+      // restore side: read back into Python memory (the same buffers stand in for the targets)
+      const read = [];
+      for (let i = 0; i < n; i += 1) read.push(await (await dir.getFileHandle(`f${i}`)).createSyncAccessHandle({ mode: 'read-only' }));
+      const into = [];
+      for (const v of vs) into.push(B.alloc(v.data.byteLength));
+      out.file_read = await timed(() => {
+        into.forEach((b, i) => { const t = b.getBuffer('u8'); try { read[i].read(t.data, { at: 0 }); } finally { t.release(); } });
+      });
+      for (const h of read) h.close();
+      out.key_check_webcrypto = await timed(async () => {
+        for (const b of into) { const t = b.getBuffer('u8'); try { await recordKey(t.data); } finally { t.release(); } }
+      });
+      const intoList = py.toPy(into);
+      out.crc_check_py = B.phase_crc(intoList);
+      out.bytes_copy_py = B.phase_copy(intoList);
+      intoList.destroy();
+      for (const b of into) b.destroy();
+      for (let i = 0; i < n; i += 1) await dir.removeEntry(`f${i}`);
+    } finally {
+      for (const v of vs) v.release();
+      bufs.destroy();
+    }
+    const mib = out.bytes / (1 << 20);
+    out.per_mib = Object.fromEntries(Object.entries(out).filter(([k, v]) => typeof v === 'number' && !['buffers', 'bytes'].includes(k)).map(([k, v]) => [k, v / mib]));
+    await call(B.forget, name);
+    B.release();
+    const store = self.benchStore;
+    const methods = ['lock', 'hasRecords', 'putRecords', '_prepare', '_open', 'commit', 'getEntry', 'readRecordInto', 'readRecordChunks', 'readRecords', 'get'];
+    const saved = {};
+    let spent = {};
+    for (const m of methods) {
+      saved[m] = store[m];
+      store[m] = async function timed(...args) {
+        const t = performance.now();
+        try { return await saved[m].apply(this, args); } finally { spent[`store_${m}`] = (spent[`store_${m}`] ?? 0) + performance.now() - t; }
+      };
+    }
+    try {
+      let t0 = performance.now();
+      const ck = await call(B.checkpoint, name);
+      out.checkpoint = { ms: performance.now() - t0, ...ck.timings, ...spent };
+      spent = {};
+      B.release();
+      const [dumpsMs] = await call(B.dumps);
+      out.dumps = dumpsMs;
+      t0 = performance.now();
+      const rs = await call(B.restore, name);
+      out.restore = { ms: performance.now() - t0, ...rs.timings, ...spent };
+    } finally {
+      Object.assign(store, saved);
+      for (const m of methods) delete store[m]; // the prototype's methods again
+    }
+    B.release();
+    await call(B.forget, name);
+    return out;
+  },
 
   async runNotebook({ cells }) {
     const t0 = performance.now();

@@ -15,6 +15,11 @@
 //   EL_BENCH_INTO_FROM=N            # a streamed restore reads records from N bytes straight into
 //                                   # Python's memory (default 1 MiB; A/B runs: a huge N turns it off)
 //   EL_BENCH_LARGE=blobs:16:64      # only these large states (default 1 GiB and 2 GiB)
+//   EL_BENCH_BYTES_FROM=N           # a streamed restore reads read-only buffers from N bytes into the
+//                                   # bytes objects they load as (2^40: never; A/B runs)
+//   EL_BENCH_AB_STREAM=1            # Chromium rows also restore as the streamed restore did before bytes
+//                                   # pieces and one-read frames (BYTES_FROM, FRAME_READ), same rounds
+//   EL_BENCH_ONLY=phases            # where a bytes-heavy checkpoint's and restore's time goes, phase by phase
 //
 // Writes bench.json (every figure, every run) and docs/bench.png (the ratios against their
 // floors, with the targets; a QUICK or partial run writes its plot next to bench.json), drawn
@@ -64,6 +69,7 @@ const OUT_DIR = process.env.EL_BENCH_OUT || path.join(ROOT, 'build/bench');
 const PLOT = QUICK || process.env.EL_BENCH_ONLY ? path.join(OUT_DIR, 'bench.png') : path.join(ROOT, 'docs/bench.png');
 const MiB = 1 << 20;
 const AB_FILES = process.env.EL_BENCH_AB_FILES === '1';
+const AB_STREAM = process.env.EL_BENCH_AB_STREAM === '1';
 
 const NODE_ROWS = Object.keys(ROWS);
 const CHROMIUM_ROWS = ['dicts', 'instances', 'bytes50', 'bytes20x10', 'mixed199', 'vars200', 'standin']
@@ -154,6 +160,7 @@ async function openWorker(browser, server) {
   const info = await op('init', { files: process.env.EL_BENCH_FILES !== '0' });
   if (process.env.EL_BENCH_STREAM_FROM) await op('streamFrom', { bytes: Number(process.env.EL_BENCH_STREAM_FROM) });
   if (process.env.EL_BENCH_INTO_FROM) await op('intoFrom', { bytes: Number(process.env.EL_BENCH_INTO_FROM) });
+  if (process.env.EL_BENCH_BYTES_FROM) await op('bytesFrom', { bytes: Number(process.env.EL_BENCH_BYTES_FROM) });
   if (QUICK) await worker.evaluate(() => { const B = self.benchPyodide.pyimport('bench_python'); B.quick(); B.destroy(); });
   return { page, op, info };
 }
@@ -176,6 +183,13 @@ async function chromiumRow(op, row, browser) {
     try { return await step(); } finally { await op('useStore', { files: true }); }
   };
   if (AB_FILES) Object.assign(steps, { checkpointChunks: chunked(steps.checkpoint), restoreChunks: chunked(steps.restore) });
+  // the streamed restore as it was before its bytes pieces and one-read frames, same rounds
+  if (AB_STREAM) {
+    steps.restoreBefore = async () => {
+      await op('streamBefore', { on: true });
+      try { return await steps.restore(); } finally { await op('streamBefore', { on: false }); }
+    };
+  }
   const order = Object.keys(steps);
   for (const s of order) await steps[s]();
   const runs = Object.fromEntries(order.map((s) => [s, []]));
@@ -209,6 +223,11 @@ async function chromiumRow(op, row, browser) {
       peak_extra: mem.peak - mem.before, extra_by_process: mem.extraByType, wasm_heap_before: mem0.wasmHeap, wasm_heap_after: mem1.wasmHeap,
       core_after: mem1.core },
   };
+  if (AB_STREAM) {
+    out.ab_stream = { restore: median(runs.restore.map((x, i) => x.ms / runs.restoreBefore[i].ms)),
+      restore_before_ms: ms('restoreBefore'),
+      restore_before_ratio: median(runs.restoreBefore.map((x, i) => x.ms / runs.rawGetLoads[i].ms)) };
+  }
   if (AB_FILES) {
     out.ab_files = { checkpoint: median(runs.checkpoint.map((x, i) => x.ms / runs.checkpointChunks[i].ms)),
       restore: median(runs.restore.map((x, i) => x.ms / runs.restoreChunks[i].ms)),
@@ -228,7 +247,8 @@ async function chromiumPart(browser, server) {
     log(`  ${row}: checkpoint ${r.checkpoint_ms.toFixed(0)} / (dumps ${r.dumps_ms.toFixed(0)} + put ${r.raw_put_ms.toFixed(0)}) ms, `
       + `restore ${r.restore_ms.toFixed(0)} / (get ${r.raw_get_ms.toFixed(0)} + loads ${r.loads_ms.toFixed(0)}) ms, `
       + `peak +${(r.memory.peak_extra / MiB).toFixed(0)} MiB`
-      + (r.ab_files ? `; with record files / without: checkpoint ${r.ab_files.checkpoint.toFixed(2)}×, restore ${r.ab_files.restore.toFixed(2)}×` : ''));
+      + (r.ab_files ? `; with record files / without: checkpoint ${r.ab_files.checkpoint.toFixed(2)}×, restore ${r.ab_files.restore.toFixed(2)}×` : '')
+      + (r.ab_stream ? `; restore now / before: ${r.ab_stream.restore.toFixed(2)}× (${r.restore_ms.toFixed(0)} / ${r.ab_stream.restore_before_ms.toFixed(0)} ms; before / floor ${r.ab_stream.restore_before_ratio.toFixed(2)}×)` : ''));
   }
   await page.close();
   return { info, rows };
@@ -329,6 +349,31 @@ function notebookCells(file) {
     .map((c) => (Array.isArray(c.source) ? c.source.join('') : c.source));
 }
 
+// Where a bytes-heavy checkpoint's and restore's time goes (EL_BENCH_ONLY=phases; rows as
+// EL_BENCH_ROWS, default the two bytes rows): each phase on its own over the row's large
+// buffers, RUNS rounds, medians (ms).
+async function phasesPart(browser, server) {
+  const { page, op } = await openWorker(browser, server);
+  const out = {};
+  try {
+    for (const row of CHROMIUM_ROWS.filter((r) => process.env.EL_BENCH_ROWS || r.startsWith('bytes'))) {
+      await op('setup', { row });
+      await op('phases', { name: `bench-phases-${row}` }); // warm-up
+      const runs = [];
+      for (let r = 0; r < RUNS; r += 1) runs.push(await op('phases', { name: `bench-phases-${row}` }));
+      await op('teardown');
+      const med = (f) => median(runs.map(f));
+      const keys = Object.keys(runs[0]).filter((k) => typeof runs[0][k] === 'number');
+      const sub = (k) => Object.fromEntries(Object.keys(runs[0][k]).filter((x) => typeof runs[0][k][x] === 'number').map((x) => [x, med((r) => r[k][x])]));
+      out[row] = { ...Object.fromEntries(keys.map((k) => [k, med((r) => r[k])])), checkpoint: sub('checkpoint'), restore: sub('restore') };
+      log(`  phases ${row}: ${JSON.stringify(out[row], (k, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v))}`);
+    }
+  } finally {
+    await page.close();
+  }
+  return out;
+}
+
 // Re-running the notebook in a fresh kernel against restoring its state into another one, and
 // the floor of any pickle-based restore (raw get + pickle.loads) in a third fresh kernel: a
 // fresh kernel's heap has to grow for the whole state, which costs restore and floor alike.
@@ -412,6 +457,7 @@ async function main() {
     if (ONLY.has('chromium')) result.chromium = await chromiumPart(browser, server);
     if (ONLY.has('points')) result.points.chromium = await chromiumPoints(browser, server);
     if (ONLY.has('large')) result.large = await largePart(browser, server);
+    if (ONLY.has('phases')) result.phases = await phasesPart(browser, server);
     if (ONLY.has('compute')) result.compute = await computePart(browser, server);
     if (ONLY.has('history')) result.history = await historyPart(browser, server);
     if (ONLY.has('published')) {
