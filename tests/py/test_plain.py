@@ -80,25 +80,54 @@ FALLBACKS = {
     "module": ("import math\nx = [datetime.date(2024, 1, 1), math]", "x[1].sqrt(4) == 2"),
     "code object": ("def g():\n    return 3\nx = [datetime.date(2024, 1, 1), g.__code__]",
                     "x[1].co_name == 'g'"),
+    "instance of a class of its own group": (
+        "class P:\n    def __init__(self): self.v = 9\nP.seen = [datetime.date(2024, 1, 1), P()]\n"
+        "x = P.seen", "type(x[1]) is P and x[1].v == 9 and P.seen is x"),
+    "a def and a lambda": ("def f(v):\n    return v * 2\n"
+                           "x = [datetime.date(2024, 1, 1), f, lambda v: v + 1]",
+                           "x[1] is f and x[2](1) == 2"),
+}
+
+
+def written_by(nb, case, serializer):
+    """Snapshot of the case's cell: `x`'s group is written by `serializer` and restores (here
+    and in a new process) with `check` true."""
+    setup, check = case
+    ns = nb("import datetime\n" + setup)
+    snap = el.snapshot(ns)
+    group = next(g for g in snap.groups if "x" in g.names)
+    assert group.serializer == serializer and group.fallback is None, snap.table()
+    out = restored(snap)
+    assert eval(check, out), case
+    restore_elsewhere(snap.data, f"assert restore_report['ok'], restore_report\nassert {check}")
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(FALLBACKS))
+def test_what_plain_pickle_cannot_save_our_way_goes_to_cloudpickle(nb, case):
+    out = written_by(nb, FALLBACKS[case], "cloudpickle")
+    assert out["x"][0] == datetime.date(2024, 1, 1)
+
+
+SEEDED = {
+    # a def of ANOTHER group (or an instance of one): the plain pickler refers to it by name,
+    # as cloudpickle with our rules does (PlainPickler's seeds)
     "notebook function": ("def f(v):\n    return v * 2\nx = [datetime.date(2024, 1, 1), {'f': f}]",
                           "x[1]['f'] is f and f(2) == 4"),
     "notebook class instance": ("class P:\n    def __init__(self): self.v = 9\n"
                                 "x = [datetime.date(2024, 1, 1), P()]",
                                 "type(x[1]) is P and x[1].v == 9"),
+    "instances only, shared": ("class P:\n    def __init__(self, v): self.v = v\n"
+                               "class Q(P):\n    pass\n"
+                               "p = P(1)\nx = [p, Q(2), p, P, {'q': Q}]",
+                               "type(x[0]) is P and x[0] is x[2] and type(x[1]) is Q "
+                               "and isinstance(x[1], P) and x[3] is P and x[4]['q'] is Q"),
 }
 
 
-@pytest.mark.parametrize("case", sorted(FALLBACKS))
-def test_what_plain_pickle_cannot_save_our_way_goes_to_cloudpickle(nb, case):
-    setup, check = FALLBACKS[case]
-    ns = nb("import datetime\n" + setup)
-    snap = el.snapshot(ns)
-    group = next(g for g in snap.groups if "x" in g.names)
-    assert group.serializer == "cloudpickle" and group.fallback is None, snap.table()
-    out = restored(snap)
-    assert eval(check, out), case
-    assert out["x"][0] == datetime.date(2024, 1, 1)
-    restore_elsewhere(snap.data, f"assert restore_report['ok'], restore_report\nassert {check}")
+@pytest.mark.parametrize("case", sorted(SEEDED))
+def test_defs_of_other_groups_are_written_by_the_plain_pickler_by_name(nb, case):
+    written_by(nb, SEEDED[case], "pickle")
 
 
 def test_no_plain_pickler_when_numpy_is_imported_or_a_module_goes_by_value(nb, monkeypatch):
@@ -132,12 +161,13 @@ def f(v):
 def test_small_plain_groups_share_records_first_in_the_file(nb):
     ns = nb(MANY)
     snap = el.snapshot(ns)
-    pools = [g for g in snap.groups if g.serializer == "pickle"]
+    pools = [g for g in snap.groups if g.serializer == "pickle" and len(g.names) > 1]
     pooled = [n for g in pools for n in g.names]
     assert sorted(pooled) == sorted(["shared", "holder"] + [f"v{i}" for i in range(40)])
-    assert len(pools) == 2 and all(len(g.names) > 1 for g in pools)  # 41 groups, 32 a record
+    assert len(pools) == 2  # 41 groups, 32 a record
     sers = serializers(snap)
-    assert sers["big"] == "cloudpickle" and sers["pts"] == "cloudpickle" and sers["f"] == "cloudpickle"
+    assert sers["big"] == "cloudpickle" and sers["f"] == "cloudpickle"
+    assert sers["pts"] == "pickle"  # instances of a def of another group: by name, its own record
     info = el.load.loader.inspect(snap.data)
     records = [r for r in info["records"] if r["kind"] == "data"]
     assert [r["names"] for r in records[:2]] == [g.names for g in pools]  # first in the file
@@ -206,9 +236,15 @@ def test_in_a_kernel_namespace_the_notebook_module_is_never_imported_by_name(mon
     ns = main.__dict__
     exec(compile("import datetime\nclass P:\n    def __init__(self): self.v = 9\n"
                  "def f(v):\n    return v * 2\n"
-                 "x = [datetime.date(2024, 1, 1), P(), {'f': f}]", "<cell>", "exec"), ns)
+                 "x = [datetime.date(2024, 1, 1), P(), {'f': f}]\n"
+                 "class K:\n    pass\nold = K()\nclass K:\n    pass\n"
+                 "y = [datetime.date(2024, 1, 1), old]", "<cell>", "exec"), ns)
     snap = el.snapshot(ns)
+    # defs of other groups by name (the plain pickler's seeds); an instance of a class no
+    # name holds any more: the guard stops the plain pickler, cloudpickle writes it
     group = next(g for g in snap.groups if "x" in g.names)
+    assert group.serializer == "pickle" and group.fallback is None, snap.table()
+    group = next(g for g in snap.groups if "y" in g.names)
     assert group.serializer == "cloudpickle" and group.fallback is None, snap.table()
     assert all(i["module"] != "__main__" for r in el.load.loader.inspect(snap.data)["records"]
                for i in r.get("imports") or []), "no record imports from __main__"
@@ -216,4 +252,5 @@ def test_in_a_kernel_namespace_the_notebook_module_is_never_imported_by_name(mon
     restore_elsewhere(snap.data, """
 assert restore_report['ok'], restore_report
 assert type(x[1]) is P and x[1].v == 9 and x[2]['f'] is f and f(2) == 4
+assert type(y[1]).__name__ == 'K' and type(y[1]) is not K
 """)

@@ -47,7 +47,7 @@ from ..changes.tracker import (NO_SHADOW_ROOM, KnownRecord, check_content, proof
 from .selection import capture, default_namespace
 from .groups import DEEP_LEVELS, find_groups, is_notebook_def
 from .picklers import (CloudPickler, DillPickler, NotPlain, PlainCheck, PlainPickler,
-                       RefusedOnRestore, plain_allowed)
+                       RefusedOnRestore, plain_allowed, refused_type)
 from .._report import GroupReport, Snapshot, type_name
 from .._version import __version__
 
@@ -189,6 +189,7 @@ class _Picklers:
         self.draft = _Draft(writer, hashing)
         self.cloud = None
         self.plain = None
+        self.seeds = _Seeds(None, {})  # the defs each group refers to (the plain pickler's)
         self.writable = 0  # out-of-band buffers restore must hand back writable (arrays)
 
     def buffer_callback(self, buf):
@@ -207,7 +208,7 @@ class _Picklers:
             if self.plain is None:
                 self.plain = PlainPickler(self.draft, self.namespace,
                                           buffer_callback=self.buffer_callback)
-            self.plain.begin_group(refs)
+            self.plain.begin_group(refs, self.seeds.of(self.draft.names))
             return self.plain
         if serializer == "dill":
             return DillPickler(self.draft, self.namespace, refs,
@@ -415,6 +416,7 @@ class SnapshotStream:
                               created_ms=int(time.time() * 1000))
         groups, skipped = [], list(cap.skipped) + too_deep
         picklers = _Picklers(writer, ns, self.buffer_threshold, hashing=reuse is not None)
+        picklers.seeds = _Seeds(grouping, cap.variables)
         parts = _Parts(reuse)
         size = 0
         # The cyclic GC is paused while groups are written (pickling makes no cyclic
@@ -427,7 +429,7 @@ class SnapshotStream:
             # core costs a call across to WebAssembly per group)
             gc.disable()
             try:  # the pooled plain-data groups first (one record), then the others
-                pool = _Pool(ns, grouping.groups, cap.variables, defs)
+                pool = _Pool(ns, grouping.groups, cap.variables, defs, seeds=picklers.seeds)
             finally:
                 if gc_was_enabled:
                     gc.enable()
@@ -610,10 +612,13 @@ class _Pool:
     to the plain pickler first (see _pickling) when that is allowed and the group holds
     nothing of the notebook's own."""
 
-    def __init__(self, namespace, groups, variables, defs, limit=POOL_BYTES):
+    def __init__(self, namespace, groups, variables, defs, limit=POOL_BYTES, seeds=None):
         self.limit = limit
         self.check = PlainCheck(namespace, limit)
-        self.plain = plain_allowed()
+        self.seeds = _Seeds(None, variables) if seeds is None else seeds
+        # the plain pickler never raises RefusedOnRestore (reducer_override does): not when
+        # the walk met a type a checked restore refuses
+        self.plain = plain_allowed() and not self.seeds.refused
         routes = [(group, self.route(group, variables, defs)) for group in groups]
         pooled = [list(g) for g, serializers in routes if serializers is None]
         # what to write, in order: (names, serializers, pooled groups or None)
@@ -636,7 +641,11 @@ class _Pool:
             self.check.size(tuple(_head(v) for v in values) if long else values)
         except NotPlain as exc:  # stopped at the first object that needs a reducer: the
             # plain pickler spares that call per object, unless the notebook's own are there
-            return _PLAIN_FIRST if self.plain and not exc.notebook else _SERIALIZERS
+            # (but for a def of another group, or an instance of one: see PlainPickler)
+            if not self.plain:
+                return _SERIALIZERS
+            return _PLAIN_FIRST if not exc.notebook or self.seeds.covers(group, exc.obj) \
+                else _SERIALIZERS
         except Exception:  # plain data too big for the pool (or odd): as before (the plain
             return _SERIALIZERS  # pickler would spare nothing: builtins need no reducer)
         return _SERIALIZERS if long else None
@@ -659,6 +668,39 @@ class _Pool:
                 if est > 2 * self.limit:
                     return True
         return False
+
+
+class _Seeds:
+    """Which defs (notebook functions and classes bound to a top-level name) each group
+    refers to by name, from the walk's edges (`Grouping.refs`): the plain pickler writes them
+    as `_rebuild.ref(name)` without a Python call per object (capture.picklers.PlainPickler).
+    None when the walk did not go to the end (truncated, or a variable proven without being
+    walked): its edges are then a guess, and the group goes to cloudpickle as before.
+    `refused`: the walk met a type a checked restore refuses (then no plain pickler at all:
+    only our reducer_override says so, by raising RefusedOnRestore)."""
+
+    def __init__(self, grouping, variables):
+        self.grouping = grouping
+        self.variables = variables
+        self.refused = grouping is not None and any(
+            refused_type(t) is not None for t in grouping.types)
+
+    def of(self, names):
+        """((def name, def), ...) the group `names` reaches in other groups; () if unknown."""
+        g = self.grouping
+        if g is None or g.truncated is not None or g.unwalked in names:
+            return ()
+        own = set(names)
+        wanted = set()
+        for n in names:
+            wanted.update(g.refs.get(n, ()))
+        return tuple((d, self.variables[d]) for d in sorted(wanted - own))
+
+    def covers(self, names, obj):
+        """True when `obj` (what stopped the plain check) is a def the group reaches in
+        another group, or an instance of one."""
+        seeded = {id(v) for _, v in self.of(names)}
+        return id(obj) in seeded or id(type(obj)) in seeded
 
 
 # Containers (and atomic values) longer than the pool's limit in bytes are never pooled

@@ -146,6 +146,7 @@ class Grouping:
         self.truncated = truncated  # None, or why the walk stopped early
         self.unwalked = unwalked  # the variable proven not to share anything without a walk
         self.refs = {}  # name -> names of the notebook defs its value refers to (by name)
+        self.types = frozenset()  # the types of the objects the walk looked at
 
 
 class _UnionFind:
@@ -607,6 +608,7 @@ def _find_groups(variables, namespace, def_ids, max_objects):
         groups.setdefault(w.uf.find(i), []).append(name)
     out = Grouping(list(groups.values()), w.expanded, time.perf_counter() - start,
                    truncated, unwalked, deep=(names[i] for i in w.deep))
+    out.types = frozenset(w.kinds).union(w._is_special)
     for i, d in w.edges:
         if d in def_ids:
             out.refs.setdefault(names[i], set()).add(def_ids[d])

@@ -556,11 +556,12 @@ def load_plain(payload):
 
 class NotPlain(Exception):
     """The plain check met an object that needs a reducer (`.notebook`: one of the notebook's
-    own: a function, class or instance of a class defined in it)."""
+    own: a function, class or instance of a class defined in it; `.obj`: that object)."""
 
-    def __init__(self, notebook):
+    def __init__(self, notebook, obj=None):
         super().__init__("not plain data")
         self.notebook = notebook
+        self.obj = obj
 
 
 class TooBig(Exception):
@@ -605,7 +606,7 @@ class _CheckPickler(pickle.Pickler):
         modules = self.el_modules
         t = type(obj)
         module = getattr(obj if t is type or t is types.FunctionType else t, "__module__", None)
-        raise NotPlain(module in modules)
+        raise NotPlain(module in modules, obj)
 
 
 class PlainCheck:
@@ -649,11 +650,52 @@ class _NotebookGuard:
 
 
 class PlainPickler(pickle.Pickler):
-    """The C pickler as it is, into `file` through the notebook guard (see above)."""
+    """The C pickler as it is, into `file` through the notebook guard (see above).
+
+    Instances of the notebook's own classes go through it too, when their class is a def of
+    another group (`begin_group`'s `seeds`: the defs the walk saw the group reach): the C
+    pickler calls no Python per instance, where our reducer_override costs one call each
+    (24,000 instances: a third of `pickle.dumps` in Pyodide). The stream then starts with
+    `_rebuild.ref(name)` of each seed, memoized and popped (`_seed_prefix`), and the pickler's
+    memo is seeded with those objects under the same memo indices: wherever it meets one it
+    writes a memo get of the ref -- what cloudpickle with our rules writes for a def of another
+    group, there on its first meeting. Anything else of the notebook's own (a def not seeded,
+    a lambda, a class of this group) would be a global of the notebook's module, which the
+    guard stops: the group is rewound and cloudpickle writes it."""
 
     def __init__(self, file, namespace, buffer_callback=None):
+        self._el_file = file
         super().__init__(_NotebookGuard(file, notebook_modules(namespace)), protocol=PROTOCOL,
                          buffer_callback=buffer_callback)
 
-    def begin_group(self, refs):
+    def begin_group(self, refs, seeds=()):
+        """Ready for the next record; `seeds`: (name, def) pairs to refer to by name."""
         self.clear_memo()
+        if seeds:
+            self._el_file.write(_seed_prefix(tuple(name for name, _ in seeds)))
+            self.memo = {i: (i, obj) for i, (_, obj) in enumerate(seeds)}
+
+
+_REF_GLOBAL = None
+
+
+def _short_unicode(text):
+    raw = text.encode("utf-8")
+    if len(raw) < 256:
+        return pickle.SHORT_BINUNICODE + bytes([len(raw)]) + raw
+    return pickle.BINUNICODE + len(raw).to_bytes(4, "little") + raw
+
+
+@functools.lru_cache(maxsize=64)
+def _seed_prefix(names):
+    """PROTO 5, then per name: `_rebuild.ref(name)` MEMOIZE POP (memo index i for the i-th
+    name, as the seeded pickler's memo says). The pickler's own PROTO and frames follow."""
+    global _REF_GLOBAL
+    if _REF_GLOBAL is None:
+        _REF_GLOBAL = (_short_unicode(_rebuild.ref.__module__) + _short_unicode("ref")
+                       + pickle.STACK_GLOBAL)
+    parts = [pickle.PROTO, bytes([PROTOCOL])]
+    for name in names:
+        parts += [_REF_GLOBAL, _short_unicode(name), pickle.TUPLE1, pickle.REDUCE,
+                  pickle.MEMOIZE, pickle.POP]
+    return b"".join(parts)
