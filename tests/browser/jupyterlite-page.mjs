@@ -57,7 +57,18 @@ export async function openNotebook(page, url) {
 export async function waitForNotebook(page) {
   await page.locator('.jp-Notebook .jp-Cell').first().waitFor({ timeout: 60_000 });
   // the notebook shown (another one of the workspace may be open behind it)
-  await page.locator(`.jp-NotebookPanel:not(.lm-mod-hidden) ${CHECKPOINT_BUTTON}`).waitFor({ timeout: 30_000 });
+  try {
+    await page.locator(`.jp-NotebookPanel:not(.lm-mod-hidden) ${CHECKPOINT_BUTTON}`).waitFor({ timeout: 30_000 });
+  } catch (e) {
+    const seen = await page.evaluate(() => ({
+      toolbars: [...document.querySelectorAll('.jp-NotebookPanel')].map((p) =>
+        `${p.classList.contains('lm-mod-hidden') ? 'hidden' : 'shown'}: ${[...p.querySelectorAll('.jp-Toolbar > *')]
+          .map((b) => b.getAttribute('data-jp-item-name') || b.className).join(', ')}`),
+      dialog: document.querySelector('.jp-Dialog')?.innerText ?? null,
+    })).catch(() => ({}));
+    throw new Error(`the notebook's Elastic Lite toolbar button never showed (${e.message.split('\n')[0]}); ` +
+      `the notebook toolbars hold ${JSON.stringify(seen)}\nlast browser console lines:\n  ${(page.__consoleLines || []).slice(-25).join('\n  ')}`);
+  }
 }
 
 export function cell(page, n) {
