@@ -8,6 +8,14 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
+# EL_SUITES: only these suites (any of: layering ctest node pytest browser pack; spaces or
+# commas), e.g. EL_SUITES=browser. Set-up, build and pack and the temporary-files check always run.
+ALL_SUITES="layering ctest node pytest browser pack"
+SUITES=" ${EL_SUITES:-$ALL_SUITES} "; SUITES="${SUITES//,/ }"
+for s in $SUITES; do
+  [[ " $ALL_SUITES " == *" $s "* ]] || { echo "[test] EL_SUITES: no suite named '$s' (the suites: $ALL_SUITES)" >&2; exit 2; }
+done
+want() { [[ "$SUITES" == *" $1 "* ]]; }
 # Each step says how long it took: wall time, and the CPU time of its processes (less noisy on a
 # loaded machine; above the wall time when both cores were busy). Chromium's renderers and other
 # processes a test leaves to init would not be counted: each suite runs under a subreaper that
@@ -93,7 +101,8 @@ suite() {
 # of starts). Made anew each run; without it (Pyodide's experimental snapshot API failed) they
 # start the plain way. The package tests start Pyodide the plain way, as an installed package does.
 PYODIDE_SNAPSHOT="$ROOT/build/pyodide-node.snap"
-if node tests/node/helpers/pyodide-snapshot.mjs "$PYODIDE_SNAPSHOT"; then
+if ! want node; then :
+elif node tests/node/helpers/pyodide-snapshot.mjs "$PYODIDE_SNAPSHOT"; then
   export ELASTIC_LITE_PYODIDE_SNAPSHOT="$PYODIDE_SNAPSHOT"
 else
   echo "[test] no Pyodide memory snapshot: every interpreter starts the plain way" >&2
@@ -111,13 +120,13 @@ BROWSER_CONCURRENCY="${EL_BROWSER_CONCURRENCY:-2}"
 # Two lanes at a time. First the Node suite (two files at a time, about one and a half cores
 # busy) and beside it the layering (.importlinter: an import against it fails, naming the chain
 # of imports), ctest and pytest; then the Chromium suite and beside it the package tests.
-{ [ ${#node_tests[@]} -gt 0 ] && suite "node --test" node --test --test-concurrency=2 "${node_tests[@]}"; } &
-{ suite "layering (import-linter)" env PYTHONPATH=py .venv/bin/lint-imports --no-cache --no-logo
-  suite "C core (ctest, ASan+UBSan)" ctest --test-dir build/native-asan --output-on-failure
-  [ ${#py_tests[@]} -gt 0 ] && suite "pytest" .venv/bin/python -m pytest -q tests/py; } &
+{ want node && [ ${#node_tests[@]} -gt 0 ] && suite "node --test" node --test --test-concurrency=2 "${node_tests[@]}"; } &
+{ want layering && suite "layering (import-linter)" env PYTHONPATH=py .venv/bin/lint-imports --no-cache --no-logo
+  want ctest && suite "C core (ctest, ASan+UBSan)" ctest --test-dir build/native-asan --output-on-failure
+  want pytest && [ ${#py_tests[@]} -gt 0 ] && suite "pytest" .venv/bin/python -m pytest -q tests/py; } &
 wait
-{ [ ${#browser_tests[@]} -gt 0 ] && suite "browser (Chromium)" node --test --test-concurrency="$BROWSER_CONCURRENCY" "${browser_tests[@]}"; } &
-{ [ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" env -u ELASTIC_LITE_PYODIDE_SNAPSHOT node --test --test-concurrency=1 "${pack_tests[@]}"; } &
+{ want browser && [ ${#browser_tests[@]} -gt 0 ] && suite "browser (Chromium)" node --test --test-concurrency="$BROWSER_CONCURRENCY" "${browser_tests[@]}"; } &
+{ want pack && [ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" env -u ELASTIC_LITE_PYODIDE_SNAPSHOT node --test --test-concurrency=1 "${pack_tests[@]}"; } &
 wait
 
 suite "no temporary files left behind" tmp_left_empty
