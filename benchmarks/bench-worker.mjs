@@ -286,31 +286,54 @@ self.bench = {
   history: ({ cells, mib }) => call(B.history, cells, mib),
 
   // issue 21: automatic points after a one-variable change of the 200-variable namespace,
-  // into this kernel's IndexedDB store (benchmarks/small_change.py points_in_store)
+  // into this kernel's IndexedDB store (benchmarks/small_change.py points_in_store).
+  // Per point: each store method it calls, timed (ms), with the IndexedDB requests and
+  // transactions it issued (counted by wrapping the IDB prototypes in this worker); what is
+  // left of the point is the kernel (Python) and the bridge. `base` (EL_BENCH_POINTS_BASE):
+  // the URL of another build of js/store/indexeddb.mjs, run in alternating rounds against this
+  // one in the same worker (A/B; each round its own database).
   // The floor beside it: one IndexedDB transaction putting 64 bytes, durability 'strict' (a
   // point commits at least one such transaction), as many times.
-  async points({ runs }) {
+  async points({ runs, rounds = 1, base = null }) {
     const S = py.pyimport('small_change');
-    let out;
-    // where the store's time goes: each of its methods a point calls, timed (ms in all)
-    const store = self.benchStore;
-    const spent = {};
-    const saved = {};
-    for (const m of ['lock', 'hasRecords', 'putRecords', 'commit', 'getEntry']) {
-      if (typeof store?.[m] !== 'function') continue;
-      saved[m] = store[m];
-      store[m] = async function timed(...args) {
-        const t0 = performance.now();
-        try { return await saved[m].apply(this, args); } finally { spent[m] = (spent[m] ?? 0) + performance.now() - t0; }
-      };
+    const el = py.pyimport('elastic_lite');
+    const variants = [['now', self.benchStore]];
+    if (base) {
+      const { IndexedDBStore: Base } = await import(base);
+      variants.unshift(['base', new Base({ dbName: 'elastic-lite-bench-points-base', files: self.benchStore.files })]);
+      variants[1] = ['now', new IndexedDBStore({ dbName: 'elastic-lite-bench-points-now', files: self.benchStore.files })];
     }
+    // and as a JupyterLite notebook's points: the notebook's retention (the extension's
+    // default history settings, but the last 3 points instead of 30, so that from the 5th
+    // point on each commit removes the oldest one, as it does there after 30)
+    for (const [, store] of variants) await store.setRetention(POINTS_NOTEBOOK, { keepLast: 3, keepHourly: 24, maxBytes: 1 << 30 });
+    const counting = countRequests();
+    const out = {};
     try {
-      out = await call(S.points_in_store, runs);
+      for (let round = 0; round < rounds; round += 1) {
+        for (const notebook of [null, POINTS_NOTEBOOK]) {
+          for (const [label, store] of variants) {
+            el.set_store(store);
+            const calls = [];
+            const restore = timeMethods(store, calls, counting);
+            let r;
+            try {
+              r = await call(S.points_in_store, runs, notebook);
+            } finally {
+              restore();
+            }
+            const o = (out[notebook ? `${label}_notebook` : label] ??= { rounds: [] });
+            o.rounds.push({ ...r, points: perPoint(calls, r.point_all_ms, r.point_timings) });
+            Object.assign(o, r);
+          }
+        }
+      }
     } finally {
+      counting.stop();
+      el.set_store(self.benchStore);
       S.destroy();
-      Object.assign(store ?? {}, saved);
+      el.destroy();
     }
-    out.store_method_ms = spent;
     const puts = [];
     for (let i = 0; i < runs; i += 1) {
       const t0 = performance.now();
@@ -318,6 +341,120 @@ self.bench = {
       puts.push(performance.now() - t0);
     }
     await transaction(['chunks'], 'readwrite', (tx) => { tx.objectStore('chunks').delete(IDBKeyRange.bound(['tiny', 0], ['tiny', Infinity])); });
-    return { ...out, strict_put_all_ms: puts, strict_put_ms: puts.slice().sort((a, b) => a - b)[puts.length >> 1] };
+    const more = (label) => (out[label] ? { ...out[label], ...summarize(out[label].rounds) } : undefined);
+    return { ...more('now'), base: more('base'), notebook: more('now_notebook'), base_notebook: more('base_notebook'),
+      strict_put_all_ms: puts, strict_put_ms: puts.slice().sort((a, b) => a - b)[puts.length >> 1] };
   },
 };
+
+const POINTS_NOTEBOOK = 'bench-points.ipynb';
+const POINT_METHODS = ['lock', 'hasRecords', 'putRecords', 'commit', 'getEntry'];
+
+// Wraps the methods a point calls on `store`, appending {m, ms, requests, transactions} per
+// call to `calls`; returns the function that puts them back.
+function timeMethods(store, calls, counting) {
+  const saved = {};
+  for (const m of POINT_METHODS) {
+    if (typeof store?.[m] !== 'function' || Object.hasOwn(store, m)) continue;
+    saved[m] = true;
+    const fn = store[m];
+    store[m] = async function timed(...args) {
+      const t0 = performance.now();
+      const c0 = { ...counting.n };
+      try { return await fn.apply(this, args); } finally {
+        const c = { m, start: t0, ms: performance.now() - t0 };
+        for (const k of Object.keys(c0)) c[k] = counting.n[k] - c0[k];
+        calls.push(c);
+      }
+    };
+  }
+  return () => { for (const m of Object.keys(saved)) delete store[m]; };
+}
+
+// Counts IndexedDB requests and transactions issued in this worker while it runs, and the
+// time spent waiting on WebCrypto, OPFS and transactions (from creation to complete).
+function countRequests() {
+  const n = { requests: 0, transactions: 0, crypto: 0, cryptoMs: 0, opfs: 0, opfsMs: 0, txMs: 0 };
+  const undo = [];
+  const timeAsync = (obj, names, count, ms) => {
+    for (const name of names) {
+      const fn = obj?.[name];
+      if (typeof fn !== 'function') continue;
+      obj[name] = function timedAsync(...args) {
+        n[count] += 1;
+        const t0 = performance.now();
+        const p = fn.apply(this, args);
+        Promise.resolve(p).finally(() => { n[ms] += performance.now() - t0; }).catch(() => {});
+        return p;
+      };
+      undo.push(() => { obj[name] = fn; });
+    }
+  };
+  timeAsync(SubtleCrypto.prototype, ['digest', 'sign', 'verify'], 'crypto', 'cryptoMs');
+  timeAsync(StorageManager.prototype, ['getDirectory'], 'opfs', 'opfsMs');
+  if (globalThis.FileSystemDirectoryHandle) {
+    timeAsync(FileSystemDirectoryHandle.prototype, ['getDirectoryHandle', 'getFileHandle', 'removeEntry'], 'opfs', 'opfsMs');
+  }
+  if (globalThis.FileSystemFileHandle) timeAsync(FileSystemFileHandle.prototype, ['createSyncAccessHandle', 'getFile'], 'opfs', 'opfsMs');
+  const transaction = IDBDatabase.prototype.transaction;
+  IDBDatabase.prototype.transaction = function timedTx(...args) {
+    const tx = transaction.apply(this, args);
+    const t0 = performance.now();
+    const done = () => { n.txMs += performance.now() - t0; };
+    tx.addEventListener('complete', done); tx.addEventListener('abort', done);
+    return tx;
+  };
+  undo.push(() => { IDBDatabase.prototype.transaction = transaction; });
+  const wrap = (proto, names, key) => {
+    for (const name of names) {
+      const fn = proto[name];
+      if (typeof fn !== 'function') continue;
+      proto[name] = function counted(...args) { n[key] += 1; return fn.apply(this, args); };
+      undo.push(() => { proto[name] = fn; });
+    }
+  };
+  const reqs = ['get', 'getAll', 'getAllKeys', 'getKey', 'count', 'put', 'add', 'delete', 'clear', 'openCursor', 'openKeyCursor'];
+  wrap(IDBObjectStore.prototype, reqs, 'requests');
+  wrap(IDBIndex.prototype, reqs, 'requests');
+  wrap(IDBDatabase.prototype, ['transaction'], 'transactions');
+  wrap(FileSystemDirectoryHandle.prototype, ['keys'], 'opfs');
+  return { n, stop: () => undo.forEach((f) => f()) };
+}
+
+// The calls of each point: a point's first call is its lock (the untimed first point included:
+// dropped here), the rest of the point's time is the kernel's and the bridge's.
+function perPoint(calls, pointMs, timings) {
+  const points = [];
+  for (const c of calls) {
+    if (c.m === 'lock' || !points.length) points.push({ calls: [] });
+    points.at(-1).calls.push(c);
+  }
+  const timed = points.slice(points.length - pointMs.length);
+  return timed.map((p, i) => {
+    const row = { total: pointMs[i], requests: 0, transactions: 0 };
+    for (const c of p.calls) {
+      row[c.m] = (row[c.m] ?? 0) + c.ms;
+      for (const [k, v] of Object.entries(c)) if (!['m', 'start', 'ms'].includes(k)) row[`${c.m}.${k}`] = (row[`${c.m}.${k}`] ?? 0) + v;
+      row.requests += c.requests;
+      row.transactions += c.transactions;
+    }
+    row.kernel = row.total - p.calls.reduce((s, c) => s + c.ms, 0);
+    row.serialize = timings?.[i]?.serialize_ms;
+    return row;
+  });
+}
+
+function med(xs) {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  return s.length ? s[s.length >> 1] : null;
+}
+
+// Per round: the median of its points, per phase.
+function summarize(rounds) {
+  const phases = ['total', 'kernel', 'serialize', ...POINT_METHODS, 'requests', 'transactions'];
+  const keys = (r) => [...new Set([...phases, ...r.points.flatMap((p) => Object.keys(p))])];
+  return {
+    phase_ms: rounds.map((r) => Object.fromEntries(keys(r).map((k) => [k, med(r.points.map((p) => p[k] ?? 0))])
+      .filter(([k, v]) => phases.includes(k) || v))),
+  };
+}

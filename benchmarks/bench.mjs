@@ -14,6 +14,8 @@
 //                                   # record files, in the same rounds: ab_files ratios (files / chunks)
 //   EL_BENCH_INTO_FROM=N            # a streamed restore reads records from N bytes straight into
 //                                   # Python's memory (default 1 MiB; A/B runs: a huge N turns it off)
+//   EL_BENCH_POINTS_BASE=DIR        # Chromium points: DIR/indexeddb.mjs (another build of the store) as
+//                                   # an A/B baseline, EL_BENCH_POINTS_ROUNDS=N alternating rounds of each
 //   EL_BENCH_LARGE=blobs:16:64      # only these large states (default 1 GiB and 2 GiB)
 //   EL_BENCH_BYTES_FROM=N           # a streamed restore reads read-only buffers from N bytes into the
 //                                   # bytes objects they load as (2^40: never; A/B runs)
@@ -259,8 +261,13 @@ async function chromiumPart(browser, server) {
 async function chromiumPoints(browser, server) {
   const { page, op } = await openWorker(browser, server);
   try {
-    const r = await op('points', { runs: RUNS });
+    const base = process.env.EL_BENCH_POINTS_BASE ? '/bench-base/indexeddb.mjs' : null;
+    const r = await op('points', { runs: RUNS, rounds: Number(process.env.EL_BENCH_POINTS_ROUNDS) || 1, base });
     log(`  Chromium point ${r.point_ms.toFixed(1)} ms (median), ${r.point_reuse.reused} records reused`);
+    const phases = (v) => v.phase_ms.map((p) => Object.entries(p).map(([k, x]) => `${k} ${x == null ? '-' : x.toFixed(1)}`).join(', '));
+    for (const [label, v] of [['base', r.base], ['now', r], ['base, notebook', r.base_notebook], ['now, notebook', r.notebook]]) {
+      if (v) phases(v).forEach((t, i) => log(`    ${label} round ${i + 1}: ${t}`));
+    }
     return r;
   } catch (err) {
     return { error: reason(err) };
@@ -451,7 +458,10 @@ async function main() {
   if (ONLY.has('node')) result.node = await nodePart();
   if (ONLY.has('native')) result.native = nativePart();
   if (ONLY.has('points')) result.points = await pointPart();
-  const server = await startServer({ port: 0, mounts: { ...DEMO_MOUNTS, '/benchmarks/': HERE } });
+  // EL_BENCH_POINTS_BASE=DIR: DIR/indexeddb.mjs (another build of the store) is the A/B
+  // baseline of the Chromium points, EL_BENCH_POINTS_ROUNDS rounds of each, alternating
+  const base = process.env.EL_BENCH_POINTS_BASE ? { '/bench-base/': path.resolve(process.env.EL_BENCH_POINTS_BASE) } : {};
+  const server = await startServer({ port: 0, mounts: { ...DEMO_MOUNTS, '/benchmarks/': HERE, ...base } });
   const browser = await launchChromium();
   try {
     if (ONLY.has('chromium')) result.chromium = await chromiumPart(browser, server);

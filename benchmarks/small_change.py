@@ -82,13 +82,14 @@ def snapshot_rows(ns, runs, names):
     return times, sizes
 
 
-async def point_rows(ns, runs, names, own_store=False):
+async def point_rows(ns, runs, names, own_store=False, notebook=None):
     """(wall ms of each automatic point after a one-variable change, their CPU ms, the last
-    report's reuse); into an in-memory store, or with `own_store` the session's store."""
+    report's reuse); into an in-memory store, or with `own_store` the session's store;
+    `notebook`: the points are that notebook's (its retention applies at each commit)."""
     if not own_store:
         SESSION.set_store(MemoryStore())
     SESSION.forget_changes(ns)
-    first = await host.checkpoint(names=names, namespace=ns, auto=True,
+    first = await host.checkpoint(names=names, namespace=ns, auto=True, notebook=notebook,
                                   cell={"executionCount": 1})
     if not first["ok"]:
         raise RuntimeError(f"the first point failed: {first['problems']}")
@@ -99,7 +100,7 @@ async def point_rows(ns, runs, names, own_store=False):
         exec(compile(f"values0[0] = {float(run)!r}", f"<cell {run + 2}>", "exec"), ns)
         gc.collect()
         c0, t0 = CPU(), time.perf_counter()
-        rep = await host.checkpoint(names=names, namespace=ns, auto=True,
+        rep = await host.checkpoint(names=names, namespace=ns, auto=True, notebook=notebook,
                                     cell={"executionCount": run + 2})
         out.append((time.perf_counter() - t0) * 1000.0)
         cpu.append((CPU() - c0) * 1000.0)
@@ -113,13 +114,14 @@ async def point_rows(ns, runs, names, own_store=False):
     return out, cpu, reuse
 
 
-async def points_in_store(runs=7):
-    """The automatic points alone, into the session's own store (see the module doc)."""
+async def points_in_store(runs=7, notebook=None):
+    """The automatic points alone, into the session's own store (see the module doc);
+    `notebook`: as that notebook's points."""
     main = sys.modules["__main__"]
     ns = _namespace()
     names = [n for n in ns if not n.startswith("_")]
     try:
-        points, cpu, reuse = await point_rows(ns, runs, names, own_store=True)
+        points, cpu, reuse = await point_rows(ns, runs, names, own_store=True, notebook=notebook)
         return {"row": SHAPE, "env": "Chromium, IndexedDB store", "runs": runs,
                 "point_ms": statistics.median(points), "point_all_ms": points,
                 "point_timings": point_rows.timings, "point_reuse": reuse}

@@ -615,10 +615,26 @@ export function distinctKeys(records) {
   return [...new Set(records.map((r) => r.key))];
 }
 
-export function missingRecordError(name, keys) {
+export function missingRecordError(name, keys, broken = 0) {
   return storeError('missing-record', `Cannot save checkpoint "${name}": ${keys.length} of its records ` +
     `(${keys.slice(0, 2).join(', ')}${keys.length > 2 ? ', ...' : ''}) are not in the store (never written, or ` +
-    'freed meanwhile by a delete). Write them with putRecords() and commit again, or checkpoint again.', { keys });
+    `freed meanwhile by a delete${broken ? `; ${broken} of them found damaged or partly removed` : ''}). ` +
+    'Write them with putRecords() and commit again, or checkpoint again.', { keys });
+}
+
+/** `entry` with its records whose key is null given the keys of `prepared`, in order. */
+function withKeys(entry, prepared) {
+  if (!entry || !Array.isArray(entry.records)) return entry;
+  let next = 0;
+  const records = entry.records.map((r) => {
+    if (!r || r.key != null) return r;
+    const p = prepared[next++];
+    if (!p) throw new Error('commit(): the entry names more new records (key null) than `records` gives.');
+    if (r.length !== p.length) throw new Error(`commit(): new record ${next - 1} is ${p.length} bytes, the entry says ${r.length}.`);
+    return { key: p.key, length: r.length };
+  });
+  if (next !== prepared.length) throw new Error(`commit(): \`records\` gives ${prepared.length} records, the entry names ${next} new ones (key null).`);
+  return { ...entry, records };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -899,15 +915,19 @@ class RefCounts {
     this.graceMs = graceMs;
     this.pins = null; // the writers' pins (readPins), read when first needed
     this.unpinned = [];
+    this.gone = new Set(); // keys whose rows say more chunks than are stored (load with chunks)
   }
 
-  async load(keys) {
-    const todo = keys.filter((k) => !this.rows.has(k));
-    const rows = await Promise.all(todo.map((k) => req(this.records.get(k))));
-    todo.forEach((k, i) => {
-      this.rows.set(k, rows[i] ?? null);
-      if (rows[i]) this.was.set(k, `${rows[i].refs}/${rows[i].pinnedMs}`);
-    });
+  // `chunks`: also which of them have lost chunks (this.gone), as recordRows says.
+  async load(keys, { chunks = false } = {}) {
+    const todo = [...new Set(keys.filter((k) => !this.rows.has(k)))];
+    const { rows, gone } = await recordRows(this.tx, todo, { chunks });
+    for (const k of gone) this.gone.add(k);
+    for (const k of todo) {
+      const row = rows.get(k) ?? null;
+      this.rows.set(k, row);
+      if (row) this.was.set(k, `${row.refs}/${row.pinnedMs}`);
+    }
     return keys.map((k) => this.rows.get(k));
   }
 
@@ -945,6 +965,46 @@ class RefCounts {
       else if (this.was.get(key) !== `${row.refs}/${row.pinnedMs}`) this.records.put(row);
     }
   }
+}
+
+// The rows of "records" for `keys` (distinct): {rows: Map key -> row (absent: no row)}, and
+// with `chunks`, {gone: Set of the keys whose row says more chunks than are stored} (as
+// chunksGone judges one row; file rows are not judged here). A point asks for ~100 records:
+// while the store holds at most BULK_ROWS_FACTOR times as many rows as asked for, they come
+// from ONE getAll (and the chunks' presence from one getAllKeys: keys only, no bytes) instead
+// of a request per key (Chromium: each request costs ~0.1 ms of the browser's IndexedDB
+// thread, two per key here before); a larger store is read key by key.
+const BULK_ROWS_FACTOR = 16;
+
+async function recordRows(tx, keys, { chunks = false } = {}) {
+  const records = tx.objectStore(RECORDS);
+  const rows = new Map();
+  const gone = new Set();
+  const bulk = keys.length >= BULK_PRESENCE && (await req(records.count())) <= BULK_ROWS_FACTOR * keys.length;
+  if (!bulk) {
+    const got = await Promise.all(keys.map((k) => req(records.get(k))));
+    keys.forEach((k, i) => { if (got[i]) rows.set(k, got[i]); });
+    if (chunks) {
+      const lost = await Promise.all(keys.map((k) => { const row = rows.get(k); return row && !isFileRow(row) ? chunksGone(tx, row) : false; }));
+      keys.forEach((k, i) => { if (lost[i]) gone.add(k); });
+    }
+    return { rows, gone };
+  }
+  const want = new Set(keys);
+  const [all, chunkKeys] = await Promise.all([req(records.getAll()), chunks ? req(tx.objectStore(RECORD_CHUNKS).getAllKeys()) : null]);
+  for (const row of all) if (row && want.has(row.key)) rows.set(row.key, row);
+  if (chunkKeys) {
+    const seqs = new Map(); // key -> chunks stored among the ones its row says (seq 0..n-1)
+    for (const [key, seq] of chunkKeys) {
+      const row = rows.get(key);
+      if (row && Number.isSafeInteger(seq) && seq >= 0 && seq < row.chunkCount) seqs.set(key, (seqs.get(key) ?? 0) + 1);
+    }
+    for (const [key, row] of rows) {
+      const n = row.chunkCount;
+      if (!isFileRow(row) && Number.isSafeInteger(n) && n >= 1 && (seqs.get(key) ?? 0) < n) gone.add(key);
+    }
+  }
+  return { rows, gone };
 }
 
 // Pins of records found by hasRecords(): ONE row of SETTINGS, {id: "pins", keys: {key: ms}},
@@ -997,6 +1057,17 @@ const FILE_GONE = Symbol('record file gone');
 
 function isFileRow(row) {
   return !!row && typeof row.file === 'string';
+}
+
+// Thrown inside a commit's transaction that met a record file it had not listed (see commit).
+const FILES_UNLISTED = Symbol('record files not listed');
+
+// True when file row `row`'s file is not among `files` (the names listed before the
+// transaction; null: where no OPFS exists, so none is judged gone). Throws FILES_UNLISTED when
+// they were not listed.
+function fileUnlisted(row, files) {
+  if (files === undefined) throw FILES_UNLISTED;
+  return !!files && !files.has(row.file);
 }
 
 /** True where record files can be written: synchronous access handles (dedicated workers). */
@@ -1205,7 +1276,10 @@ export class IndexedDBStore {
       const counter = known ?? await this._readCounter(signing, db);
       known = null;
       const prepared = await prepare(counter);
-      const doc = await this._counterDoc(signing, prepared.generation, prepared.names, counter.previousKeyIds);
+      // the entry's signature (a promise, see _prepareCommit) and the counter's, side by side
+      const [doc, sig] = await Promise.all([
+        this._counterDoc(signing, prepared.generation, prepared.names, counter.previousKeyIds), prepared.sig]);
+      if (sig !== undefined) prepared.sig = sig;
       const done = await inTransaction(db, [...new Set([...stores, SETTINGS])], 'readwrite', async (tx) => {
         if (!(await this._counterUnchanged(tx, counter.stamp))) return { retry: true };
         const result = await write(tx, prepared);
@@ -1365,7 +1439,10 @@ export class IndexedDBStore {
    * record file in the same pass as its key (its `file`), where this store writes files.
    */
   async _prepare(records) {
-    if (!this.files || !Array.isArray(records)) return prepareRecords(records);
+    // (a batch of small records, as after most cells, does not open the files' folder)
+    if (!this.files || !Array.isArray(records) || !records.some((r) => piecesLength(recordPieces(r)) >= this.fileFrom)) {
+      return prepareRecords(records);
+    }
     const dir = await recordFilesDir(this.dbName, true).catch(() => null);
     if (!dir) return prepareRecords(records);
     const staged = [];
@@ -1408,14 +1485,14 @@ export class IndexedDBStore {
     const db = await this._open();
     const files = new Map(); // index -> file name: looked for after the transaction
     const found = await inTransaction(db, [RECORDS, RECORD_CHUNKS, SETTINGS], 'readwrite', async (tx) => {
-      const store = tx.objectStore(RECORDS);
-      const [rows, pins] = await Promise.all([Promise.all(list.map((k) => req(store.get(k)))), readPins(tx, this.orphanGraceMs)]);
+      const [stored, pins] = await Promise.all([recordRows(tx, [...new Set(list)], { chunks: true }), readPins(tx, this.orphanGraceMs)]);
+      const rows = list.map((k) => stored.rows.get(k));
       // a row whose chunks were removed behind the store's back is not stored: written again
-      const gone = await Promise.all(rows.map((row, i) => {
+      const gone = rows.map((row, i) => {
         if (!row || row.damaged) return true;
         if (isFileRow(row)) { files.set(i, row.file); return false; }
-        return chunksGone(tx, row); // (the row just read: not read again)
-      }));
+        return stored.gone.has(row.key);
+      });
       // pinned in the one pins row, not by a rewrite of each found row
       const pinnedMs = Date.now();
       rows.forEach((row, i) => { if (!gone[i]) pins.keys.set(row.key, pinnedMs); });
@@ -1432,26 +1509,62 @@ export class IndexedDBStore {
 
   /**
    * Makes `entry` ({head, records: [{key, length}], tail, meta}) the checkpoint `name`, in one
-   * transaction: checks every record is stored, counts them, replaces (and uncounts) the
-   * previous checkpoint of that name, applies retention. Does not take the writer lock: hold
-   * lock(name) around the whole write (put() does).
+   * transaction: checks every record is stored and whole (a row, all its chunks or its file,
+   * not marked damaged), counts them, replaces (and uncounts) the previous checkpoint of that
+   * name, applies retention. Does not take the writer lock: hold lock(name) around the whole
+   * write (put() does).
+   * `records` (as putRecords takes them): records written in the same transaction, so that a
+   * point is one transaction; the entry's records whose key is null are these, in order.
+   * Resolves to their keys ([] without `records`).
    */
-  async commit(name, entry, { retention, sign = true, expect } = {}) {
+  async commit(name, entry, { retention, sign = true, expect, records } = {}) {
     checkName(name);
-    const e = checkEntry(entry);
+    let prepared = null;
+    if (records != null) {
+      try {
+        prepared = await this._prepare(records);
+      } catch (err) {
+        throw await this._writeFailure('Saving records', Array.isArray(records) ? records.reduce((n, r) => n + piecesLength(recordPieces(r)), 0) : 0, err);
+      }
+    }
+    let e;
+    try {
+      e = checkEntry(prepared ? withKeys(entry, prepared) : entry);
+    } catch (err) {
+      this._dropFiles(prepared);
+      throw err;
+    }
     const meta = plainMeta(entry.meta, e.size);
     const expected = this._notes.takeExpected(name, expect);
     try {
       const signing = await this._signingKey(sign);
-      await this._counted(WRITE_STORES, signing, (counter) => this._prepareCommit(name, e, meta, counter, signing, sign),
-        async (tx, p) => {
-          await this._checkExpected(tx, name, expected);
-          return this._commitIn(tx, name, e, p.meta, retention, p.sig);
-        }).then((expired) => this._counterRemoved(expired).catch(() => {})); // best effort: the commit stands
+      const written = new Set((prepared ?? []).map((r) => r.key));
+      // record files of the records it names cannot be looked for inside the transaction: they
+      // are listed before it when some may be files (and again if one is met unlisted)
+      let files = e.records.some((r) => !written.has(r.key) && r.length >= this.fileFrom) ? await recordFileNames(this.dbName).catch(() => null) : undefined;
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          await this._counted(WRITE_STORES, signing, (counter) => this._prepareCommit(name, e, meta, counter, signing, sign),
+            async (tx, p) => {
+              await this._checkExpected(tx, name, expected);
+              if (prepared) await this._writeRecords(tx, prepared);
+              return this._commitIn(tx, name, e, p.meta, retention, p.sig, { files, written });
+            }).then((expired) => this._counterRemoved(expired).catch(() => {})); // best effort: the commit stands
+          break;
+        } catch (err) {
+          if (err !== FILES_UNLISTED || attempt) throw err === FILES_UNLISTED ? new Error('record files changed during the commit') : err;
+          files = await recordFileNames(this.dbName).catch(() => null);
+        }
+      }
     } catch (err) {
+      this._dropFiles(prepared);
       throw await this._writeFailure(`Saving checkpoint "${name}"`, e.size, err, name);
     }
+    return (prepared ?? []).map((r) => r.key);
   }
+
+  /** commit() checks the records an entry names are whole: a writer may name records it remembers without hasRecords(). */
+  get checksAtCommit() { return true; }
 
   /**
    * The v1 call: saves a whole checkpoint file under `name` (cut into records, see above),
@@ -1523,23 +1636,33 @@ export class IndexedDBStore {
     });
   }
 
-  // The next generation into the metadata, and the entry signed with it (outside transactions).
+  // The next generation into the metadata, and the entry signed with it (outside transactions;
+  // `sig` a promise, which _counted awaits beside the counter's signature).
   async _prepareCommit(name, entry, meta, counter, signing, sign) {
     const generation = counter.generation + 1;
     const m = { ...meta, generation };
     return { meta: m, generation, names: { ...counter.names, [name]: generation },
-      sig: sign ? await signEntry(signing, name, entry, m) : null };
+      sig: sign ? signEntry(signing, name, entry, m) : null };
   }
 
   // Returns the names retention removed.
-  async _commitIn(tx, name, entry, meta, retentionOverride, sig = null) {
+  // `check` (commit(): records named, not just written): {files: the record files listed
+  // before the transaction, or null; written: Set of keys written in this transaction}: a
+  // record named whose row is damaged, whose chunks or file are gone is missing too.
+  async _commitIn(tx, name, entry, meta, retentionOverride, sig = null, check = null) {
     const expired = [];
     const rows = tx.objectStore(CHECKPOINTS);
     const bodies = tx.objectStore(BODIES);
     const counts = new RefCounts(tx, this.orphanGraceMs);
     const keys = distinctKeys(entry.records);
-    const found = await counts.load(keys);
+    const found = await counts.load(keys, { chunks: !!check });
     const missing = keys.filter((k, i) => !found[i]);
+    if (check) {
+      const broken = keys.filter((k, i) => found[i] && !check.written.has(k) && (found[i].damaged || counts.gone.has(k) ||
+        (isFileRow(found[i]) && fileUnlisted(found[i], check.files))));
+      missing.push(...broken);
+      if (missing.length) throw missingRecordError(name, missing, broken.length);
+    }
     if (missing.length) throw missingRecordError(name, missing);
     const lengths = new Map(entry.records.map((r) => [r.key, r.length]));
     const wrong = keys.filter((k, i) => found[i].length !== lengths.get(k));

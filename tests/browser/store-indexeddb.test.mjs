@@ -324,6 +324,8 @@ test('large records in OPFS files (a worker): written, read in the worker and th
       chunks: await err(self.store.readRecordChunks([self.keys[0]])),
       into: await err(self.store.readRecordInto(self.keys[0], [{ at: 0, view: new Uint8Array(10) }], { check: false })),
       has: await self.store.hasRecords(self.keys),
+      // a writer that names the records without asking hasRecords (a point): refused at commit
+      commit: await err(self.store.getEntry('cp').then((e) => self.store.commit('cp2', { head: e.head, tail: e.tail, records: e.records, meta: {} }))),
     };
   }, Object.keys(now)[0]);
   assert.deepEqual(lost.list.map((e) => [e.name, e.lost]), [['cp', { missing: 1, records: 2 }]]);
@@ -333,6 +335,8 @@ test('large records in OPFS files (a worker): written, read in the worker and th
   assert.equal(lost.into.code, 'missing-record');
   assert.match(lost.chunks.message, /removed by the browser or cleared/);
   assert.deepEqual(lost.has, [false, true]);
+  assert.equal(lost.commit?.code, 'missing-record');
+  assert.match(lost.commit.message, /1 of them found damaged or partly removed/);
 
   // A file of the wrong size is damage (not a crash); delete removes the files; sweep removes a
   // file no row names.

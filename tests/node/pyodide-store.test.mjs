@@ -127,6 +127,8 @@ test('Python through a JS IndexedDB store: same record keys, one copy per piece,
   const received = [];
   const putRecords = store.putRecords.bind(store);
   store.putRecords = (records) => { received.push(...records.flat()); return putRecords(records); };
+  const commit = store.commit.bind(store); // (a point's last records come with its commit)
+  store.commit = (name, entry, opts = {}) => { received.push(...(opts.records ?? []).flat()); return commit(name, entry, opts); };
   const D = await freshPyodide({ store });
 
   await t.test('Python computes the same record key as JS', async () => {
@@ -168,6 +170,39 @@ msg`);
     held.release();
     assert.match(msg, /^busy: the checkpoint store failed to lock "nb": Checkpoint "nb" is being saved by another tab, window or process right now/);
     assert.equal(await py(D, `(await el.checkpoint("nb", namespace=ns)).ok`), true);
+  });
+
+  await t.test('a checkpoint after a small change is one commit (no hasRecords, its new record written by the commit); ' +
+    'a remembered record gone meanwhile: the commit refuses, the kernel asks and makes it again', async () => {
+    const calls = [];
+    const saved = {};
+    for (const m of ['hasRecords', 'putRecords', 'commit']) {
+      saved[m] = store[m];
+      store[m] = (...args) => { calls.push(m); return saved[m](...args); };
+    }
+    try {
+      await py(D, `
+ns2 = {"a": list(range(20000)), "b": "x" * 50000, "c": {"k": 1}}
+r1 = await el.checkpoint("q1", namespace=ns2)
+ns2["c"]["k"] = 2`);
+      calls.length = 0;
+      const reuse = await pyJson(D, `(await el.checkpoint("q2", namespace=ns2)).reuse`);
+      assert.deepEqual(calls, ['commit']);
+      assert.ok(reuse.reused >= 2 && reuse.written >= 1, JSON.stringify(reuse));
+      // behind the kernel's back (another tab): every checkpoint naming them deleted, records freed
+      await store.delete('q1'); await store.delete('q2');
+      calls.length = 0;
+      await py(D, `
+ns2["c"]["k"] = 3
+r3 = await el.checkpoint("q3", namespace=ns2)
+fresh = {}
+r = await el.restore("q3", namespace=fresh)`);
+      const out = await pyJson(D, '[r3.ok, r3.reuse["reused"], r.ok, all(fresh[k] == v for k, v in ns2.items())]');
+      assert.deepEqual(out, [true, 0, true, true]);
+      assert.deepEqual(calls, ['commit', 'hasRecords', 'commit'], 'refused, asked, made again');
+    } finally {
+      for (const m of Object.keys(saved)) store[m] = saved[m];
+    }
   });
 
   await t.test('record calls from Python: get_entry, read_records, put_records, has_records', async () => {

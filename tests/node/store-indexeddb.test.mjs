@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
-import { IDBFactory, IDBObjectStore } from 'fake-indexeddb';
+import { IDBFactory, IDBObjectStore, IDBDatabase } from 'fake-indexeddb';
 import { IndexedDBStore, SCHEMA_VERSION } from '../../js/store/indexeddb.mjs';
 import { IndexedDBStore as IndexedDBStoreV1 } from './store-fixtures/v1/indexeddb.mjs';
 import { storeContract, payload, formatTwo, expectedKey, assertWhole } from './store-contract.mjs';
@@ -556,6 +556,104 @@ test('a point\'s pins and counts: hasRecords pins found records in one row, not 
   assert.equal((await later.stats()).records, 0, 'an abandoned writer\'s pins expire');
   await assertConsistent(idb);
   await later.close();
+});
+
+// Requests issued on object store `name` (reads and writes) while fn runs.
+async function requestsOn(name, fn) {
+  const methods = ['get', 'getAll', 'getAllKeys', 'count', 'put', 'delete'];
+  const saved = methods.map((m) => IDBObjectStore.prototype[m]);
+  let n = 0;
+  methods.forEach((m, i) => {
+    IDBObjectStore.prototype[m] = function counted(...args) { if (this.name === name) n += 1; return saved[i].apply(this, args); };
+  });
+  try { await fn(); } finally { methods.forEach((m, i) => { IDBObjectStore.prototype[m] = saved[i]; }); }
+  return n;
+}
+
+test('a point\'s ~100 records are looked up in bulk by hasRecords and commit (a few requests, not two per ' +
+  'record), with the same verdicts: a row gone, a chunk gone, a damaged record are not stored; a larger store key by key', async () => {
+  const idb = new IDBFactory();
+  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  const records = Array.from({ length: 40 }, (_, i) => payload(i % 4 === 0 ? 2500 : 300 + i, 10 + i));
+  const keys = await store.putRecords(records);
+  const entry = (recs) => ({ head: new Uint8Array(64), tail: new Uint8Array(64), records: recs, meta: {} });
+  await store.commit('p1', entry(keys.map((key, i) => ({ key, length: records[i].byteLength }))));
+  const db = await store._open();
+  const tamper = (fn) => new Promise((resolve) => {
+    const tx = db.transaction(['records', 'recordChunks'], 'readwrite');
+    fn(tx.objectStore('records'), tx.objectStore('recordChunks'));
+    tx.oncomplete = resolve;
+  });
+  // behind the store's back: record 0 (3 chunks) lost its chunk 1, record 1's row is gone,
+  // record 2 is marked damaged
+  await tamper((rows, chunks) => { chunks.delete([keys[0], 1]); rows.delete(keys[1]); });
+  await store._markDamaged([keys[2]]);
+  let found;
+  const asked = await requestsOn('records', async () => { found = await store.hasRecords(keys); })
+    + await requestsOn('recordChunks', () => {});
+  const want = keys.map((_, i) => i > 2);
+  assert.deepEqual(found, want);
+  assert.ok(asked <= 4, `hasRecords read the rows in bulk (${asked} requests on "records")`);
+  assert.ok(await requestsOn('recordChunks', () => store.hasRecords(keys)) <= 2, 'and the chunks\' presence in one read');
+  // the commit of the next point counts 37 records: its reads of their rows are bulk too
+  const next = keys.slice(3);
+  const reads = await requestsOn('records', () => store.commit('p2', entry(next.map((key) => ({ key, length: records[keys.indexOf(key)].byteLength })))));
+  assert.ok(reads <= 4 + next.length, `commit: ${reads} requests on "records" (its writes: one per count changed)`);
+  const missing = await store.commit('p3', entry(keys.slice(1).map((key, i) => ({ key, length: records[i + 1].byteLength })))).then(() => null, (e) => e);
+  assert.equal(missing?.code, 'missing-record', String(missing));
+  // a store holding far more rows than are asked for is read key by key, with the same verdicts
+  const many = await store.putRecords(Array.from({ length: 20 * 40 }, (_, i) => payload(64, 1000 + i)));
+  assert.deepEqual(await store.hasRecords([...keys, many[0]]), [...want, true]);
+  const perKey = await requestsOn('records', () => store.hasRecords(keys));
+  assert.ok(perKey >= keys.length, `key by key in a large store (${perKey} requests)`);
+  await store.discardRecords(many);
+  await store.close();
+});
+
+test('a point in one transaction: commit() writes the new records it is given beside the entry, and checks ' +
+  'that every record it names is whole (row, chunks, not damaged): a writer need not ask hasRecords first', async () => {
+  const idb = new IDBFactory();
+  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  assert.equal(store.checksAtCommit, true);
+  const a = payload(2500, 1); const b = payload(300, 2); const c = payload(400, 3);
+  const [ka, kb] = await store.putRecords([a, b]);
+  const head = new Uint8Array(64); const tail = new Uint8Array(64);
+  const rec = (key, bytes) => ({ key, length: bytes.byteLength });
+  await store.commit('p1', { head, tail, records: [rec(ka, a), rec(kb, b)], meta: {} });
+  // the next point: a and b remembered, c new, all in ONE transaction
+  let keys;
+  const transaction = IDBDatabase.prototype.transaction;
+  let transactions = 0;
+  IDBDatabase.prototype.transaction = function counted(...args) { transactions += 1; return transaction.apply(this, args); };
+  try {
+    keys = await store.commit('p2', { head, tail, records: [rec(ka, a), { key: null, length: c.byteLength }, rec(kb, b)], meta: {} }, { records: [c] });
+  } finally { IDBDatabase.prototype.transaction = transaction; }
+  assert.equal(transactions, 1, 'records, counts and entry in one transaction');
+  assert.equal(keys.length, 1);
+  assert.deepEqual((await store.getEntry('p2')).records.map((r) => r.key), [ka, keys[0], kb]);
+  assert.deepEqual([...await store.readRecords([keys[0]])], [c]);
+  await assertConsistent(idb);
+  // a record named but not whole: missing-record, and nothing of that commit is kept (its new record neither)
+  const db = await store._open();
+  await new Promise((resolve) => { const tx = db.transaction(['recordChunks'], 'readwrite'); tx.objectStore('recordChunks').delete([ka, 1]); tx.oncomplete = resolve; });
+  const d = payload(500, 4);
+  const before = (await store.stats()).records;
+  const err = await store.commit('p3', { head, tail, records: [rec(ka, a), { key: null, length: d.byteLength }], meta: {} }, { records: [d] }).then(() => null, (e) => e);
+  assert.equal(err?.code, 'missing-record', String(err));
+  assert.deepEqual(err.keys, [ka]);
+  assert.match(err.message, /1 of them found damaged or partly removed/);
+  assert.equal(await store.getEntry('p3'), null);
+  assert.equal((await store.stats()).records, before, 'the record it was to write is not left behind');
+  await store._markDamaged([kb]);
+  const damaged = await store.commit('p4', { head, tail, records: [rec(kb, b)], meta: {} }).then(() => null, (e) => e);
+  assert.deepEqual(damaged?.keys, [kb]);
+  // written again (as a writer does after asking hasRecords), the commit goes through
+  const [again] = await store.putRecords([b]);
+  await store.commit('p4', { head, tail, records: [rec(again, b)], meta: {} });
+  // records and entry must agree
+  await assert.rejects(store.commit('p5', { head, tail, records: [{ key: null, length: 1 }], meta: {} }, { records: [d] }), /new record 0 is 500 bytes, the entry says 1/);
+  await assert.rejects(store.commit('p5', { head, tail, records: [], meta: {} }, { records: [d] }), /gives 1 records, the entry names 0 new ones/);
+  await store.close();
 });
 
 test('no IndexedDB at all: a clear error', () => {

@@ -329,14 +329,16 @@ class Reuse:
         self.tracker.memos = memos
 
 
-async def prepare(store, tracker, shadow_budget):
+async def prepare(store, tracker, shadow_budget, ask=True):
     """The Reuse to hand the snapshot loop for a checkpoint into `store`, `tracker` being
     what is remembered of the previous one; `shadow_budget`: bytes of private copies of big
     buffers it may keep (see check_content). Records remembered that the store no longer
     holds are left out; the others are pinned by `has_records` until the commit (a delete
-    meanwhile cannot free them)."""
+    meanwhile cannot free them). `ask=False` (a store whose commit checks every record the
+    entry names, in the transaction that counts them: see kernel._write): the store is not
+    asked, every remembered record is taken as held."""
     memos = list(tracker.memos.values())
-    if memos:
+    if memos and ask:
         try:
             present = list(await store.has_records([m.key for m in memos]))
         except Exception:  # a store that cannot tell: reuse nothing, write every record

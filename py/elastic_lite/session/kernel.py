@@ -24,6 +24,7 @@ Restore: read (the entry, every record verified against its content key: _stores
 (load_snapshot) -> replay (re-run recorded cells for what was not saved).
 """
 
+import asyncio
 import time
 from collections import OrderedDict
 
@@ -91,6 +92,16 @@ def fail(report, kind, message, **detail):
     report["ok"] = False
     report["problems"].append(problem(kind, message, **detail))
     return report
+
+
+async def _release_when_taken(locking):
+    """Releases the writer lock `locking` (a task taking it) once it is taken; nothing when
+    taking it failed."""
+    try:
+        held = await locking
+    except Exception:
+        return
+    await held.release()
 
 
 def store_failure(report, exc, names=()):
@@ -404,32 +415,58 @@ class KernelSession:
 
     async def _write(self, store, name, ns, *, names=None, progress=None, history=None,
                      manifest=None, notebook=None, cell_meta=None, auto=False, incremental=True):
-        """Group, write and send the records, finish the entry, commit: under the writer lock
-        of `name`, so two kernels saving one name save one after the other."""
-        held = await store.lock(name)
+        """Group, write and send the records, finish the entry, commit: the commit under the
+        writer lock of `name`, so two kernels saving one name save one after the other. The
+        lock is taken while the records are made (they are content-addressed: only the commit
+        needs it). A store that checks at its commit the records an entry names
+        (checks_at_commit: the IndexedDB store) is not asked first which remembered ones it
+        still holds, and writes the last new records in the commit's own transaction: a point
+        is one transaction. If one it was not asked about is gone, the point is made again
+        once, after asking."""
+        locking = asyncio.ensure_future(store.lock(name))
+        at_commit = getattr(store, "checks_at_commit", False) is True
         try:
-            reuse = await self._reuse(store, ns) if incremental else None
-            stream = SnapshotStream(ns, names, progress, history, manifest, reuse=reuse)
-            head, records, tail, sent = await _stores.send_records(store, stream)
-            snap = stream.snapshot
-            entry = {"head": head, "records": records, "tail": tail,
-                     "meta": self._meta(snap, notebook, cell_meta, auto)}
-            try:
-                await store.commit(name, entry)
-            except BaseException:
-                await _stores.give_back(store, sent)
-                raise
+            reuse = await self._reuse(store, ns, ask=not at_commit) if incremental else None
+            for attempt in (1, 2):
+                stream = SnapshotStream(ns, names, progress, history, manifest, reuse=reuse)
+                head, records, tail, sent, *held_back = await _stores.send_records(
+                    store, stream, hold=at_commit)
+                snap = stream.snapshot
+                entry = {"head": head, "records": records, "tail": tail,
+                         "meta": self._meta(snap, notebook, cell_meta, auto)}
+                try:
+                    await locking  # (a task: awaited again, it gives its result again)
+                    if at_commit:
+                        batch, at = held_back[0]
+                        keys = await store.commit(name, entry, records=batch)
+                        for i, key in zip(at, keys):
+                            records[i]["key"] = key
+                    else:
+                        await store.commit(name, entry)
+                except _stores.StoreError as exc:
+                    await _stores.give_back(store, sent)
+                    if not (at_commit and reuse is not None and attempt == 1
+                            and exc.code == "missing-record"):
+                        raise
+                    # a remembered record is gone (deleted elsewhere, evicted, damaged): ask
+                    reuse = await self._reuse(store, ns, ask=True)
+                    continue
+                except BaseException:
+                    await _stores.give_back(store, sent)
+                    raise
+                break
             if reuse is not None:
                 await reuse.committed(store, name, stream.record_count, records)
         finally:
-            await held.release()
+            await _release_when_taken(locking)
         return snap
 
-    async def _reuse(self, store, ns):
-        """Change detection for this checkpoint (None when the store cannot take part)."""
+    async def _reuse(self, store, ns, ask=True):
+        """Change detection for this checkpoint (None when the store cannot take part).
+        `ask`: the store is asked which remembered records it still holds (and pins them)."""
         if not all(callable(getattr(store, m, None)) for m in ("has_records", "get_entry")):
             return None
-        return await _tracker.prepare(store, self.tracker(store, ns), self.shadow_budget)
+        return await _tracker.prepare(store, self.tracker(store, ns), self.shadow_budget, ask=ask)
 
     @staticmethod
     def _meta(snap, notebook, cell_meta, auto):

@@ -492,6 +492,9 @@ class JsStore:
         self.proxy = proxy
         self.has_record_api = all(hasattr(proxy, m) for m in ("putRecords", "hasRecords", "commit", "lock"))
         self.live_pieces = getattr(proxy, "livePieces", False) is True
+        # commit() checks the records an entry names and takes the last new ones along (one
+        # transaction for a point): see send_records(hold=...) and tracker.prepare
+        self.checks_at_commit = getattr(proxy, "checksAtCommit", False) is True
 
     @staticmethod
     def _error(op, exc):
@@ -509,7 +512,7 @@ class JsStore:
         from js import Array
         out, step = Array.new(), self._piece_size()
         for p in _pieces(record):
-            if live is not None and p.nbytes >= LIVE_FROM:
+            if live is not None and p.nbytes >= LIVE_FROM and (guards is not None or type(p.obj) is bytes):
                 if type(p.obj) is not bytes:
                     guards.append((p, zlib.crc32(p)))
                 out.push(live.view(p))
@@ -564,7 +567,11 @@ class JsStore:
         except Exception as exc:
             raise self._error("look up records", exc) from None
 
-    async def commit(self, name, entry, retention=..., sign=True):
+    async def commit(self, name, entry, retention=..., sign=True, records=None):
+        """`records` (a store with checks_at_commit): new records written in the commit's own
+        transaction, the entry's records whose key is None, in order; returns their keys.
+        Their writable buffers are copied (a live view would need the guard of put_records,
+        and a commit cannot be given back)."""
         js_entry = {"records": [{"key": r["key"], "length": r["length"]} for r in entry["records"]],
                     "meta": entry.get("meta") or {}}
         for part in ("head", "tail"):
@@ -572,10 +579,19 @@ class JsStore:
         opts = {} if retention is ... else {"retention": retention}
         if not sign:
             opts["sign"] = False
-        try:
-            await self.proxy.commit(name, self._to_js(js_entry), self._to_js(opts))
-        except Exception as exc:
-            raise self._error(f"save {quoted(name)}", exc) from None
+        with _jsbytes.LiveViews() as live:
+            js_opts = self._to_js(opts)
+            if records:
+                from js import Array
+                batch = Array.new()
+                for record in records:
+                    batch.push(self._to_js_record(record, live if self.live_pieces else None, None))
+                js_opts.records = batch
+            try:
+                keys = await self.proxy.commit(name, self._to_js(js_entry), js_opts)
+            except Exception as exc:
+                raise self._error(f"save {quoted(name)}", exc) from None
+            return list(keys.to_py()) if records and hasattr(keys, "to_py") else []
 
     async def put(self, name, data, meta=None, sign=False):
         buf = _jsbytes.to_js(data)
@@ -764,13 +780,15 @@ def has_record_api(store):
     return all(callable(getattr(store, m, None)) for m in ("put_records", "commit", "lock"))
 
 
-async def send_records(store, parts):
+async def send_records(store, parts, hold=False):
     """Sends the records of a checkpoint file given as `parts`, in file order: ("head",
     bytes), then per record ("record", bytes or [bytes, ...]) for its bytes, or ("stored",
     key, length) for a record the store already holds (unchanged since an earlier checkpoint:
     nothing is sent), then ("tail", bytes). New records go to the store in batches of about
     BATCH_BYTES as they come. Returns (head, [{key, length}], tail, keys sent): the entry to
-    commit. On failure the records sent are given back when the store can."""
+    commit. On failure the records sent are given back when the store can.
+    `hold`: the last batch is not sent but returned too, as a fifth item (its records, and
+    the indices of their entries, whose keys stay None: for the commit to write them)."""
     head = tail = b""
     entries, batch, batch_at, batch_bytes, sent = [], [], [], 0, []
 
@@ -803,6 +821,8 @@ async def send_records(store, parts):
                     await flush()
             else:
                 raise ValueError(f"unknown checkpoint part {kind!r}")
+        if hold:
+            return head, entries, tail, sent, (batch, batch_at)
         await flush()
     except BaseException:
         await give_back(store, sent)
