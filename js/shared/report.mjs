@@ -32,15 +32,15 @@ export const DEFAULT_NAME = 'checkpoint';
 
 /**
  * host.list's report for a store's entries (newest first) where no kernel can be asked (the
- * CLI's ls runs without Python): each entry with its point `label`, the `restore_choice` and
- * the `default_name`, by the rules the kernel applies (tests/vectors/point-labels.json,
- * restore-choice.json). `since`: as restoreChoice's.
+ * CLI's ls runs without Python; the JupyterLite page lists while its kernel runs a cell): each
+ * entry with its point `label`, the `restore_choice` and the `default_name`, by the rules the
+ * kernel applies (tests/vectors/point-labels.json, restore-choice.json). `own`: as restoreChoice's.
  */
-export function listReport(entries, { notebook = null, since } = {}) {
+export function listReport(entries, { notebook = null, own } = {}) {
   return hostReport('list', {
     notebook,
     checkpoints: entries.map((e) => ({ ...e, label: pointLabel(e.meta) })),
-    restore_choice: restoreChoice(entries, since)?.name ?? null,
+    restore_choice: restoreChoice(entries, own)?.name ?? null,
     default_name: DEFAULT_NAME,
   });
 }
@@ -241,13 +241,11 @@ export function holdsNothing(meta) {
 /**
  * The checkpoint a restore without a name brings back (entries: a store's list, newest
  * first), by the rule of Python's elastic_lite.session.timeline.restore_choice: the newest that is
- * neither an automatic point of the restoring kernel itself nor empty nor lost (`lost`: its
- * data removed by the browser) — never the point a
- * fresh kernel took after its first cell — failing that the newest not its own, failing that
- * the newest. `since` (ms): when the restoring kernel started; the automatic points created
- * from then on are its own (the page cannot name a kernel's points otherwise). null: none.
+ * neither one of the restoring kernel's own automatic points (`own`: their names) nor empty nor
+ * lost (`lost`: its data removed by the browser) — never the point a fresh kernel took after
+ * its first cell — failing that the newest not its own, failing that the newest. null: none.
  */
-export function restoreChoice(entries, since = Infinity) {
-  const others = entries.filter((e) => !(e.meta?.auto && (e.meta?.createdMs ?? 0) >= since));
+export function restoreChoice(entries, own = []) {
+  const others = entries.filter((e) => !own.includes(e.name));
   return others.find((e) => !holdsNothing(e.meta) && !e.lost) ?? others[0] ?? entries[0] ?? null;
 }

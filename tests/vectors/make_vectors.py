@@ -220,7 +220,6 @@ def restore_choice():
         if lost:  # the browser store lists an entry whose records are gone with `lost`
             out["lost"] = {"missing": 1, "records": 2}
         return out
-    since = 1000
     cases = [
         {"why": "nothing stored", "entries": [], "own": [], "choice": None},
         {"why": "the newest, when none is this kernel's own",
@@ -251,12 +250,11 @@ def restore_choice():
                  "newest that is neither one of the restoring kernel's own automatic points nor empty "
                  "(no variable saved and none skipped) nor lost (`lost`: its data was removed by the "
                  "browser); failing that the newest not its own; failing "
-                 "that the newest; none when there is none. `own`: the kernel's own points (Python "
-                 "knows them by name); `since`: when the kernel started (the page's JS knows its "
-                 "points as the automatic ones created from then on) — the two describe the same "
-                 "points. Python: elastic_lite.session.timeline.restore_choice; JS: js/shared/report.mjs "
-                 "restoreChoice.",
-        "since": since, "cases": cases})
+                 "that the newest; none when there is none. `own`: the names of the kernel's own "
+                 "automatic points (the JupyterLite page knows them as the names the kernel gave the "
+                 "points it asked for). Python: elastic_lite.session.timeline.restore_choice; JS: "
+                 "js/shared/report.mjs restoreChoice.",
+        "cases": cases})
 
 
 if __name__ == "__main__":

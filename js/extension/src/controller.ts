@@ -4,10 +4,11 @@
 // the host's own words (js/shared/report.mjs problemLine: the words the CLI and the demo print).
 // Listing, deleting and exporting: with a Pyodide kernel, plain reads and deletes of the store
 // this origin shares with the kernel, done in the page so the sidebar works while the kernel
-// is busy or absent (labels and the restore choice by the kernel's rules in js/shared/report.mjs,
-// kept in step with Python by golden vectors). With a desktop CPython kernel (ipykernel) the
-// store is a folder on the server's machine: host.list / delete / export in the kernel, whose
-// labels and restore choice the sidebar shows as they come.
+// is absent or runs a cell (JupyterLite's kernel handles one message at a time: host.list would
+// wait for the cell); labels and the restore choice by the kernel's rules in js/shared/report.mjs
+// (listReport, golden vectors), given the names of the points the kernel took for this page. With
+// a desktop CPython kernel (ipykernel) the store is a folder on the server's machine: host.list /
+// delete / export in the kernel, whose reports the sidebar shows as they come.
 import { Notification } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -17,10 +18,9 @@ import {
   fmtBytes,
   IProblem,
   ITrust,
-  pointLabel,
+  listReport,
   problemLine,
   problemsOf,
-  restoreChoice,
   restoredNothing,
   shownText
 } from '../../shared/report.mjs';
@@ -91,31 +91,18 @@ export class ElasticLiteController {
   /**
    * The panel's notebook's checkpoints, newest first: those of its id, and those made before
    * notebooks had ids (`meta.notebook`: the path) at its path; the checkpoints tied to no
-   * notebook; the restore choice. From the kernel's store through the kernel when the kernel
-   * keeps its own store (desktop CPython), else from this page's IndexedDB.
+   * notebook; the restore choice. host.list's reports for the id, the path and every
+   * checkpoint: through the kernel when it keeps its own store (desktop CPython), else made in
+   * the page from this page's IndexedDB or folder (listReport).
    */
   async listing(panel: NotebookPanel): Promise<IListing> {
     await panel.context.ready; // the id is in the notebook's metadata: read it once loaded
     const key = this.key(panel);
-    const path = panel.context.path;
-    const keys = key === path ? [key] : [key, path];
-    if (await this.kernelKeepsStore(panel)) {
-      return this._kernelListing(panel, keys);
-    }
-    const store = await pageStore(this.key(panel)); // the notebook's folder or IndexedDB
-    const lists = await Promise.all(keys.map(notebook => store.list({ notebook })));
-    const entries = mergeNewestFirst(lists).map(e => ({ ...e, label: pointLabel(e.meta) }));
-    const unattached = (await store.list())
-      .filter(e => e.meta?.notebook === null || e.meta?.notebook === undefined)
-      .map(e => ({ ...e, label: pointLabel(e.meta) }));
-    const choice = restoreChoice(entries, this.kernelSince(panel));
-    return { entries, unattached, choice: choice?.name ?? null, by: 'page' };
-  }
-
-  /** host.list in the kernel for the notebook's id and path, and for every checkpoint: its
-   * entries with the kernel's labels, and its restore choice for the id. */
-  private async _kernelListing(panel: NotebookPanel, keys: string[]): Promise<IListing> {
-    const result = await runInKernel(await this._kernel(panel), listCode([...keys, null]));
+    const keys = key === panel.context.path ? [key] : [key, panel.context.path];
+    const byKernel = await this.kernelKeepsStore(panel);
+    const result: IKernelResult = byKernel
+      ? await runInKernel(await this._kernel(panel), listCode([...keys, null]))
+      : { ok: true, lists: await this._pageLists(panel, [...keys, null]) };
     const lists = (result.lists ?? []) as IReport[];
     const failed = result.ok ? lists.find(r => !r.ok) : result;
     if (failed) {
@@ -127,7 +114,15 @@ export class ElasticLiteController {
     const unattached = listed(lists[keys.length]).filter(e => e.meta?.notebook === null || e.meta?.notebook === undefined);
     // the id's choice, unless only the path (checkpoints from before ids) has checkpoints
     const choice = lists.slice(0, keys.length).map(r => r.restore_choice as string | null).find(c => c) ?? null;
-    return { entries, unattached, choice, by: 'kernel', store: result.store ?? null };
+    return { entries, unattached, choice, by: byKernel ? 'kernel' : 'page', store: result.store ?? null };
+  }
+
+  /** host.list's reports made in the page (listReport), one per notebook key (null: all). */
+  private async _pageLists(panel: NotebookPanel, keys: (string | null)[]): Promise<IReport[]> {
+    const store = await pageStore(this.key(panel)); // the notebook's folder or IndexedDB
+    const own = [...(this._ownPoints.get(panel) ?? [])];
+    return Promise.all(keys.map(async notebook =>
+      listReport(await store.list(notebook === null ? undefined : { notebook }), { notebook, own })));
   }
 
   /**
@@ -167,15 +162,10 @@ export class ElasticLiteController {
     return entries.find(e => e.name === choice) ?? null;
   }
 
-  /** When the panel's kernel started (ms), as far as the page saw it. */
-  kernelSince(panel: NotebookPanel): number {
-    return this._kernelSince.get(panel) ?? Infinity;
-  }
-
   /** The panel has a new kernel (a page load, a restart, a kernel change): its own
-   * automatic points are those created from now on. */
+   * automatic points are those it takes from now on (by the names it gives them). */
   kernelStarted(panel: NotebookPanel): void {
-    this._kernelSince.set(panel, Date.now());
+    this._ownPoints.set(panel, new Set());
   }
 
   /** One host operation in the panel's kernel; its report. */
@@ -286,6 +276,7 @@ export class ElasticLiteController {
         this._setHistoryStatus(`${after}: not saved: ${why}`);
         throw new Error(`automatic checkpoint failed: ${why}`);
       } else {
+        this._ownPoints.get(panel)?.add(report.name);
         this._setHistoryStatus(`${after}: saved ${describe(report)}${reuseNote(report)}`);
         this._changed.emit(notebook);
       }
@@ -327,14 +318,11 @@ export class ElasticLiteController {
   }
 
   /**
-   * Restore a checkpoint (default: the notebook's newest) into the notebook's kernel. Records
-   * that are damaged or refused are listed in the status; only a restore that brought nothing
-   * back fails.
-   */
-  /**
-   * Restores a checkpoint into the panel's kernel. A foreign one (an import, another browser's)
-   * comes back refused whole, with what it would import: the person is asked (trust.ts), and
-   * only a confirmation restores it (`adopt`: signed as this browser's own from then on).
+   * Restore a checkpoint (default: what a restore without a name brings back) into the panel's
+   * kernel. Damaged or refused records are listed in the status; only a restore that brought
+   * nothing back fails. A foreign one (an import, another browser's) comes back refused whole,
+   * with what it would import: the person is asked (trust.ts), and only a confirmation restores
+   * it (`adopt`: signed as this browser's own from then on).
    */
   async restore(panel: NotebookPanel, name?: string, { trust = false, adopt = false } = {}): Promise<IReport> {
     const notebook = panel.context.path;
@@ -497,7 +485,7 @@ export class ElasticLiteController {
    */
   options: { replay?: boolean } = {};
   private _offers = new Map<string, string>(); // notebook -> its restore offer's notification
-  private _kernelSince = new WeakMap<NotebookPanel, number>(); // panel -> when its kernel started (ms)
+  private _ownPoints = new WeakMap<NotebookPanel, Set<string>>(); // panel -> its kernel's automatic points
   private _bound = new WeakMap<NotebookPanel, string>(); // panel -> 'kernel id + path' told
   private _binding = new WeakMap<NotebookPanel, Promise<boolean>>(); // panel -> set_notebook under way
   private _host = new WeakMap<NotebookPanel, string>(); // panel -> 'kernel id + pyodide|cpython' (its answer)
