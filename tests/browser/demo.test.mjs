@@ -14,15 +14,29 @@ import {
 
 let srv;
 let browser;
+// One page with a started kernel for the tests that need a kernel but not a new one
+// (keyboard, layout, worker, offline guard): opened by the first of them, in file order the
+// keyboard test, which checks the namespace is still empty. The tests about a reload or a
+// kernel still starting open pages of their own.
+let shared;
 
 before(async () => {
   srv = await startTestServer();
   browser = await launchChromium();
 });
 after(async () => {
+  await shared?.close();
   await browser?.close();
   await srv?.close();
 });
+
+async function sharedDemo() {
+  if (!shared || shared.isClosed()) {
+    shared = await browser.newPage();
+    await openDemo(shared, srv.url);
+  }
+  return shared;
+}
 
 test('run the example, checkpoint, reload the page, restore: everything works again', async () => {
   const page = await browser.newPage();
@@ -110,8 +124,7 @@ test('run the example, checkpoint, reload the page, restore: everything works ag
 });
 
 test('keyboard: Shift+Enter runs the focused cell; the panel is reachable by Tab', async () => {
-  const page = await browser.newPage();
-  await openDemo(page, srv.url);
+  const page = await sharedDemo();
   const box = page.getByRole('textbox', { name: 'Code of cell 1', exact: true });
   // Also checks that the demo's own helpers left nothing in the user's namespace (it is
   // what a checkpoint captures).
@@ -128,13 +141,11 @@ test('keyboard: Shift+Enter runs the focused cell; the panel is reachable by Tab
   await page.getByRole('textbox', { name: 'Name' }).focus();
   await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Checkpoint now');
-  await page.close();
   browser.assertOffline();
 });
 
 test('layout: two columns at 1280 px, one column and no sideways scrolling when narrow', async () => {
-  const page = await browser.newPage();
-  await openDemo(page, srv.url);
+  const page = await sharedDemo();
   const boxes = async () => page.evaluate(() => {
     const r = (sel) => document.querySelector(sel).getBoundingClientRect();
     return { cells: r('.notebook'), panel: r('.panel'), scroll: document.documentElement.scrollWidth, width: innerWidth };
@@ -150,12 +161,11 @@ test('layout: two columns at 1280 px, one column and no sideways scrolling when 
   // The header link jumps to the checkpoint panel on a narrow screen.
   await page.getByRole('link', { name: 'Go to checkpoints' }).click();
   assert.ok(await page.evaluate(() => document.querySelector('#panel-title').getBoundingClientRect().top < innerHeight));
-  await page.close();
+  await page.setViewportSize({ width: 1280, height: 900 }); // as the next test on this page expects it
 });
 
 test('Python runs in a worker: the page keeps responding while a long cell runs', async () => {
-  const page = await browser.newPage();
-  await openDemo(page, srv.url);
+  const page = await sharedDemo();
   // The cell spins until the page tells it to stop (a file in Pyodide's memory FS would not be
   // visible to the page, so it simply spins for a while and the page acts in the meantime).
   await setCellCode(page, 1, 'import time\nt = time.time()\nwhile time.time() - t < 8: pass\nprint("long cell done")');
@@ -170,13 +180,11 @@ test('Python runs in a worker: the page keeps responding while a long cell runs'
   await page.waitForFunction(() => document.querySelector('#cells > li').dataset.state === 'done', null, { timeout: 60_000 });
   assert.match(await cellOutput(page, 1), /long cell done/);
   await page.getByRole('button', { name: `Delete cell ${cells + 1}`, exact: true }).click();
-  await page.close();
   browser.assertOffline();
 });
 
 test('the offline guard itself works: a request to another host is caught and blocked', async () => {
-  const page = await browser.newPage();
-  await openDemo(page, srv.url);
+  const page = await sharedDemo();
   const before = browser.foreignRequests.length;
   // From the page and from a worker, as the demo's Python worker would.
   const outcome = await page.evaluate(async () => {
@@ -192,10 +200,10 @@ test('the offline guard itself works: a request to another host is caught and bl
   const caught = browser.foreignRequests.splice(before);
   assert.ok(caught.some((u) => u.startsWith('http://example.com/')), JSON.stringify(caught));
   assert.ok(caught.some((u) => u.startsWith('http://203.0.113.7/')), JSON.stringify(caught));
-  await page.close();
 });
 
 test('first contact: Checkpoint pressed while Python is still starting is queued, not an error; after a reload the offer restores at once', async () => {
+  await shared?.close(); // the tests on the shared page are done
   const page = await browser.newPage();
   await page.goto(new URL('demo/', srv.url).href);
   // pressed as soon as the button is there
