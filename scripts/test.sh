@@ -101,7 +101,7 @@ suite() {
 # of starts). Made anew each run; without it (Pyodide's experimental snapshot API failed) they
 # start the plain way. The package tests start Pyodide the plain way, as an installed package does.
 PYODIDE_SNAPSHOT="$ROOT/build/pyodide-node.snap"
-if ! want node; then :
+if ! want node && ! want browser; then : # (the browser tests run the CLI too)
 elif node tests/node/helpers/pyodide-snapshot.mjs "$PYODIDE_SNAPSHOT"; then
   export ELASTIC_LITE_PYODIDE_SNAPSHOT="$PYODIDE_SNAPSHOT"
 else
