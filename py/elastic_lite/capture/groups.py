@@ -198,6 +198,8 @@ class _TooMany(Exception):
 
 
 _compress, _repeat = itertools.compress, itertools.repeat
+_count = operator.countOf
+_SEQUENCES = (list, tuple)
 _not = operator.not_
 # What a special child (class, function, module...) is to the walk, decided once per object:
 _DROP, _DEF, _NODE = 0, 1, 2  # by reference (not state) / a notebook def (an edge) / walked
@@ -301,7 +303,10 @@ class _Walk:
                     operator.ne, itertools.islice(labs, 1, None), labs)))
                 cuts.append(n)
             for a, b in zip(cuts, itertools.islice(cuts, 1, None)):
-                runs.append((labs[a], gc.get_referents(*objs[a:b])))
+                one = objs[a]
+                # a run of one list or tuple: its items are its referents (no copy to make)
+                runs.append((labs[a], one if b - a == 1 and type(one) in _SEQUENCES
+                             else gc.get_referents(*objs[a:b])))
         for obj, label in specials:
             children, owner = self._special_children(obj)
             runs.append((label, children))
@@ -327,11 +332,16 @@ class _Walk:
         for label, ch in runs:
             if not ch:
                 continue
-            tys = list(map(type, ch))
-            first = tys[0]  # most runs hold one type (a list of floats, of instances)
-            distinct = {first} if tys.count(first) == len(tys) else set(tys)
-            if distinct <= ATOMIC:  # nothing but atomic values: no edges
-                continue
+            first = type(ch[0])  # most runs hold one type (a list of floats, of instances):
+            if _count(map(type, ch), first) == len(ch):  # told in one pass, no list made
+                if first in ATOMIC:  # nothing but atomic values: no edges
+                    continue
+                tys, distinct = None, {first}
+            else:
+                tys = list(map(type, ch))
+                distinct = set(tys)
+                if distinct <= ATOMIC:
+                    continue
             for t in distinct.difference(kinds):
                 kinds[t] = 0 if t in ATOMIC else 2 if issubclass(t, self.special) else 1
             codes = list(map(kinds.get, distinct))
