@@ -31,6 +31,31 @@ export function run(cmd, args, { cwd, env, allowFail = false, input, timeout = 6
   return r;
 }
 
+/**
+ * A fresh virtual environment at `venv` for pip installs from local wheels only (no index, no
+ * pip configuration of this machine; `extraEnv` added): { python, bin, env, pip(...args) }.
+ * It is made without a pip of its own (ensurepip copies and compiles pip into every venv, ~6 s
+ * of CPU each): pip is the project's .venv's (`pip --python`), the same pip `python3 -m venv`
+ * would copy in, installing into this venv as if run from it.
+ */
+export function freshVenv(venv, extraEnv = {}) {
+  run('python3', ['-m', 'venv', '--without-pip', venv]);
+  const bin = path.join(venv, 'bin');
+  const python = path.join(bin, 'python');
+  const { ELASTIC_LITE_NATIVE_LIB: _lib, PYTHONPATH: _path, ...clean } = process.env;
+  const env = { ...clean, PIP_CONFIG_FILE: '/dev/null', PIP_FIND_LINKS: '', PIP_NO_INDEX: '1', ...extraEnv };
+  return {
+    python, bin, env,
+    /** pip install ARGS into the venv, offline (give --find-links); bytecode is compiled on
+     * first import, as for a module pip did not compile (only what runs is compiled). */
+    pip(...args) {
+      run(VENV_PYTHON, ['-m', 'pip', '--python', python, 'install', '--quiet', '--no-index', '--no-compile',
+        '--disable-pip-version-check', ...args],
+        { cwd: path.dirname(venv), env });
+    },
+  };
+}
+
 /** A fresh temporary folder for one test, removed when the test ends (passed or failed). */
 export function tempDir(t, prefix = 'elastic-lite-pack-') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { ROOT, VERSION, VENV_PYTHON, archiveNames, archiveText, distFile, run, tempDir } from './helpers.mjs';
+import { ROOT, VERSION, VENV_PYTHON, archiveNames, archiveText, distFile, freshVenv, run, tempDir } from './helpers.mjs';
 
 const WHEEL = distFile('elastic_lite-', '-any.whl');
 const NATIVE_WHEEL = distFile('elastic_lite-', '_x86_64.whl');
@@ -75,12 +75,10 @@ await micropip.install("emfs:/tmp/${path.basename(WHEEL)}")
 
 test('pip installs the wheel into a fresh CPython venv, offline; it uses the native core when given, and says what is missing when not', { timeout: 180_000 }, (t) => {
   const dir = tempDir(t);
-  const venv = path.join(dir, 'venv');
-  run('python3', ['-m', 'venv', venv]);
-  const python = path.join(venv, 'bin', 'python');
   // only these wheels: no index, no pip configuration of this machine
-  const env = { ...process.env, PIP_CONFIG_FILE: '/dev/null', PIP_FIND_LINKS: '', PIP_NO_INDEX: '1' };
-  run(python, ['-m', 'pip', 'install', '--quiet', '--no-index', '--find-links', WHEELS, WHEEL], { cwd: dir, env });
+  const fresh = freshVenv(path.join(dir, 'venv'));
+  const { python, env } = fresh;
+  fresh.pip('--find-links', WHEELS, WHEEL);
   const script = path.join(dir, 'round_trip.py');
   fs.writeFileSync(script, `${ROUND_TRIP}\nimport json; print(json.dumps(result))\n`);
 
@@ -100,11 +98,9 @@ test('pip installs the wheel into a fresh CPython venv, offline; it uses the nat
 // where the package found its core.
 function installAndRoundTrip(dir, wheel) {
   const venv = path.join(dir, 'venv');
-  run('python3', ['-m', 'venv', venv]);
-  const python = path.join(venv, 'bin', 'python');
-  const { ELASTIC_LITE_NATIVE_LIB: _lib, PYTHONPATH: _path, ...clean } = process.env;
-  const env = { ...clean, PIP_CONFIG_FILE: '/dev/null', PIP_FIND_LINKS: '', PIP_NO_INDEX: '1' };
-  run(python, ['-m', 'pip', 'install', '--quiet', '--no-index', '--find-links', WHEELS, wheel], { cwd: dir, env });
+  const fresh = freshVenv(venv);
+  const { python, env } = fresh;
+  fresh.pip('--find-links', WHEELS, wheel);
   const script = path.join(dir, 'round_trip.py');
   fs.writeFileSync(script, `${ROUND_TRIP}\nimport json; from elastic_lite import _core\n` +
     'print(json.dumps([result, _core._native_path()]))\n');
