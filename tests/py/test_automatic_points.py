@@ -41,12 +41,13 @@ def test_an_automatic_checkpoint_is_named_by_its_cell_and_keeps_it(store):
 
 
 def test_a_runs_points_are_named_by_the_kernel_after_the_run_and_cell_without_a_time(store):
-    """The CLI's run --history passes its run's name (series) and the cell; the kernel names
-    the point: a second run replaces the first run's points of the same cells."""
+    """The CLI's run --history passes its run's name (series) and the cell (its source: the
+    kernel keeps the first line that says something); the kernel names the point: a second
+    run replaces the first run's points of the same cells."""
     ns = {"__name__": "__main__", "x": 1}
     for _ in range(2):
         report = asyncio.run(host.checkpoint(namespace=ns, notebook="steps.ipynb", auto=True,
-                                             series="steps", cell=cell(3, "x = 1")))
+                                             series="steps", cell=cell(3, "\n  x = 1  \ny = x")))
         assert (report["ok"], report["name"], report["label"]) == (True, "steps [3]", "[3] x = 1")
     assert [e["name"] for e in asyncio.run(store.list())] == ["steps [3]"]
 

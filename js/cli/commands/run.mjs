@@ -139,9 +139,8 @@ async function runAndSave(ctx, { store, file, notebook, name, nb, claim }) {
 
 /** The checkpoint after a cell (--history), named by the kernel ("NAME [N]"): what it wrote, in one line. */
 async function historyPoint(ctx, session, name, notebook, cell, timings) {
-  const firstLine = (cell.source.split('\n').find((l) => l.trim()) ?? '').trim().slice(0, 200);
   const report = await session.call('checkpoint', {
-    series: name, notebook, auto: true, cell: { executionCount: cell.number, firstLine, timeMs: Date.now() },
+    series: name, notebook, auto: true, cell: { executionCount: cell.number, firstLine: cell.source, timeMs: Date.now() },
     replay: !ctx.values['no-replay'],
   });
   timings.history_ms = (timings.history_ms ?? 0) + (report.timings?.total_ms ?? 0);

@@ -254,7 +254,7 @@ function autoCheckpoint(tracker: INotebookTracker, controller: ElasticLiteContro
     }
     const point = {
       executionCount: (cell.model as { executionCount?: number | null }).executionCount ?? null,
-      firstLine: firstLine(cell.model.sharedModel.getSource()),
+      firstLine: cell.model.sharedModel.getSource(), // the kernel keeps its first line that says something
       timeMs: Date.now()
     };
     window.clearTimeout(timers.get(notebook));
@@ -280,11 +280,6 @@ function othersQueued(notebook: Notebook, cell: Notebook['widgets'][number] | nu
   return notebook.widgets.some(
     c => c !== cell && c.model.type === 'code' && (c.model as { executionState?: string }).executionState === 'running'
   );
-}
-
-/** The first line of a cell that says something (not blank). */
-function firstLine(source: string): string {
-  return (source.split('\n').find(l => l.trim()) ?? '').trim().slice(0, 200);
 }
 
 /**
@@ -344,18 +339,17 @@ function watchKernel(panel: NotebookPanel, controller: ElasticLiteController, se
         offer();
       }
     });
-    // A cell that fails while the kernel starts makes the kernel drop requests queued behind
-    // it, ours included: until the kernel has its path, tell it again after each cell.
     NotebookActions.executed.connect((_, { notebook }) => {
-      if (notebook === panel.content && ctx.session?.kernel && !controller.isBound(panel)) {
-        bind();
+      if (notebook !== panel.content) {
+        return;
       }
-    });
-    // the notebook's id (identity.ts): given at first use — a cell run —, remembered by this
-    // browser until the notebook is saved with it, and it follows a rename or Save As
-    NotebookActions.executed.connect((_, { notebook }) => {
-      if (notebook === panel.content) {
-        controller.identity.adopt(panel);
+      // the notebook's id (identity.ts): given at first use — a cell run —, remembered by this
+      // browser until the notebook is saved with it, and it follows a rename or Save As
+      controller.identity.adopt(panel);
+      // A cell that fails while the kernel starts makes the kernel drop requests queued behind
+      // it, ours included: until the kernel has its path, tell it again after each cell.
+      if (ctx.session?.kernel && !controller.isBound(panel)) {
+        bind();
       }
     });
     panel.context.saveState.connect((_, state) => {

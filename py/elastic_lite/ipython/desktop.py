@@ -78,13 +78,6 @@ def _run(make_coro):
     return out["value"]
 
 
-def _first_line(source):
-    for line in source.splitlines():
-        if line.strip():
-            return line.strip()[:200]
-    return ""
-
-
 class _AutoPoint:
     """post_run_cell: one automatic checkpoint after each successful code cell."""
 
@@ -99,7 +92,7 @@ class _AutoPoint:
         if not source.strip() or source.lstrip().startswith(_OWN_MAGICS):
             return
         from .. import host
-        cell = {"executionCount": result.execution_count, "firstLine": _first_line(source),
+        cell = {"executionCount": result.execution_count, "firstLine": source,
                 "timeMs": int(time.time() * 1000)}
         try:
             report = _run(lambda: host.checkpoint(namespace=self.shell.user_ns, notebook=SESSION.notebook,

@@ -211,8 +211,8 @@ def _cell_meta(cell):
     out = {}
     if cell.get("executionCount") is not None:
         out["executionCount"] = int(cell["executionCount"])
-    if cell.get("firstLine") is not None:
-        out["firstLine"] = str(cell["firstLine"]).split("\n", 1)[0][:200]
+    if cell.get("firstLine") is not None:  # given its first line or its source: the first that says something
+        out["firstLine"] = next((s.strip() for s in str(cell["firstLine"]).splitlines() if s.strip()), "")[:200]
     out["timeMs"] = int(cell["timeMs"]) if cell.get("timeMs") is not None else int(time.time() * 1000)
     return out
 
