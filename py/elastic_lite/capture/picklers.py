@@ -361,6 +361,12 @@ def _action(t, ndarray):
 
 # -- the picklers ---------------------------------------------------------------------------
 
+# _fresh_memo: a pickler serving many records gets a NEW memo per record (`memo = {}`), not
+# `clear_memo()`: the C pickler's memo table never shrinks, and clear_memo walks and zeroes
+# every slot it ever grew to, so after one large group each small one paid for it (300
+# clears after a 5,000-list dump: 4.1 ms against 1.3 ms in Pyodide, 45 against 8 after 50,000).
+
+
 class _Policy:
     """Shared decision of both picklers; `begin_group` sets what changes per record."""
 
@@ -377,7 +383,7 @@ class _Policy:
 
     def begin_group(self, refs):
         """Ready for the next record: empty memo, the refs of that group."""
-        self.clear_memo()
+        self.memo = {}  # see _fresh_memo
         self._el_refs = refs
         self._el_no_views = set()
         self.el_copied_views = []
@@ -626,7 +632,7 @@ class PlainCheck:
 
     def size(self, values):
         self._sink.size = 0
-        self._pickler.clear_memo()
+        self._pickler.memo = {}  # see _fresh_memo
         self._pickler.dump(values)
         return self._sink.size
 
@@ -670,10 +676,9 @@ class PlainPickler(pickle.Pickler):
 
     def begin_group(self, refs, seeds=()):
         """Ready for the next record; `seeds`: (name, def) pairs to refer to by name."""
-        self.clear_memo()
+        self.memo = {i: (i, obj) for i, (_, obj) in enumerate(seeds)}  # see _fresh_memo
         if seeds:
             self._el_file.write(_seed_prefix(tuple(name for name, _ in seeds)))
-            self.memo = {i: (i, obj) for i, (_, obj) in enumerate(seeds)}
 
 
 _REF_GLOBAL = None
