@@ -824,6 +824,7 @@ const V1_CHUNKS = 'chunks';
 const SIGNING_KEY_ID = 'signing-key'; // the row of SETTINGS holding the database's signing key
 const COUNTER_ID = 'counter'; // the row of SETTINGS holding the signed counter: {id, doc}
 const COUNTER_RETRIES = 20;
+const COUNTER_MOVED = Symbol('the counter moved'); // thrown inside _counted's transaction: start again
 const WRITE_STORES = [CHECKPOINTS, BODIES, RECORDS, RECORD_CHUNKS, SETTINGS, V1_CHUNKS];
 
 // One function per schema step: MIGRATIONS[v] upgrades a database at version v to v + 1, in
@@ -1061,6 +1062,12 @@ function isFileRow(row) {
 
 // Thrown inside a commit's transaction that met a record file it had not listed (see commit).
 const FILES_UNLISTED = Symbol('record files not listed');
+// Thrown inside a commit's transaction when retention removes other names than predicted.
+const PREDICTION_MISSED = Symbol('retention not as predicted');
+
+function sameNames(a, b) {
+  return a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+}
 
 // True when file row `row`'s file is not among `files` (the names listed before the
 // transaction; null: where no OPFS exists, so none is judged gone). Throws FILES_UNLISTED when
@@ -1228,6 +1235,7 @@ export class IndexedDBStore {
     this._signing = null; // {key, keyId} once read or made
     this._notes = new StoreNotes();
     this._lastCounter = null; // {signing, counter}: see _counted
+    this._retained = new Map(); // notebook -> {policy, entries} at this object's last commit there: see _predictExpired
   }
 
   // ---- the signed counter (see "The signed counter" above) ----------------------------------
@@ -1281,11 +1289,20 @@ export class IndexedDBStore {
         this._counterDoc(signing, prepared.generation, prepared.names, counter.previousKeyIds), prepared.sig]);
       if (sig !== undefined) prepared.sig = sig;
       const done = await inTransaction(db, [...new Set([...stores, SETTINGS])], 'readwrite', async (tx) => {
-        if (!(await this._counterUnchanged(tx, counter.stamp))) return { retry: true };
-        const result = await write(tx, prepared);
+        // the counter looked at beside the write's first reads, not before them: a write made
+        // while it had moved is undone (the transaction aborted), then started again
+        const unchanged = this._counterUnchanged(tx, counter.stamp);
+        let result;
+        try {
+          result = await write(tx, prepared);
+        } catch (err) {
+          if (!(await unchanged.catch(() => true))) throw COUNTER_MOVED;
+          throw err;
+        }
+        if (!(await unchanged)) throw COUNTER_MOVED;
         if (result !== false) tx.objectStore(SETTINGS).put({ id: COUNTER_ID, doc });
         return { result };
-      });
+      }).catch((err) => { if (err === COUNTER_MOVED) return { retry: true }; throw err; });
       if (!done.retry) {
         if (done.result !== false) this._lastCounter = { signing, counter: await this._counterOf(signing, doc) };
         return done.result;
@@ -1542,18 +1559,29 @@ export class IndexedDBStore {
       // record files of the records it names cannot be looked for inside the transaction: they
       // are listed before it when some may be files (and again if one is met unlisted)
       let files = e.records.some((r) => !written.has(r.key) && r.length >= this.fileFrom) ? await recordFileNames(this.dbName).catch(() => null) : undefined;
+      let predict = true;
       for (let attempt = 0; ; attempt += 1) {
+        const holder = {};
         try {
-          await this._counted(WRITE_STORES, signing, (counter) => this._prepareCommit(name, e, meta, counter, signing, sign),
-            async (tx, p) => {
-              await this._checkExpected(tx, name, expected);
-              if (prepared) await this._writeRecords(tx, prepared);
-              return this._commitIn(tx, name, e, p.meta, retention, p.sig, { files, written });
-            }).then((expired) => this._counterRemoved(expired).catch(() => {})); // best effort: the commit stands
+          const done = await this._counted(WRITE_STORES, signing, (counter) => this._prepareCommit(name, e, meta, counter, signing, sign,
+            predict ? this._predictExpired(name, e, meta, retention) : null),
+          async (tx, p) => {
+            await this._checkExpected(tx, name, expected);
+            if (prepared) await this._writeRecords(tx, prepared);
+            const expired = await this._commitIn(tx, name, e, p.meta, retention, p.sig, { files, written, holder });
+            if (p.predicted && !sameNames(p.predicted, expired)) throw PREDICTION_MISSED;
+            return { expired, counted: !!p.predicted };
+          });
+          if (holder.retained) this._retained.set(meta.notebook, holder.retained);
+          if (!done.counted) await this._counterRemoved(done.expired).catch(() => {}); // best effort: the commit stands
           break;
         } catch (err) {
-          if (err !== FILES_UNLISTED || attempt) throw err === FILES_UNLISTED ? new Error('record files changed during the commit') : err;
-          files = await recordFileNames(this.dbName).catch(() => null);
+          this._retained.delete(meta.notebook);
+          if (attempt > 1 || (err !== FILES_UNLISTED && err !== PREDICTION_MISSED)) {
+            throw err === FILES_UNLISTED || err === PREDICTION_MISSED ? new Error('the store changed during the commit') : err;
+          }
+          if (err === FILES_UNLISTED) files = await recordFileNames(this.dbName).catch(() => null);
+          else predict = false;
         }
       }
     } catch (err) {
@@ -1572,6 +1600,7 @@ export class IndexedDBStore {
    */
   async put(name, bytes, meta = {}, { sign = false, expect } = {}) {
     checkName(name);
+    this._retained.clear();
     const parts = splitContainer(bytes);
     const lock = await this.lock(name);
     let prepared = [];
@@ -1637,12 +1666,34 @@ export class IndexedDBStore {
   }
 
   // The next generation into the metadata, and the entry signed with it (outside transactions;
-  // `sig` a promise, which _counted awaits beside the counter's signature).
-  async _prepareCommit(name, entry, meta, counter, signing, sign) {
+  // `sig` a promise, which _counted awaits beside the counter's signature). `predicted`: the
+  // names retention is expected to remove (_predictExpired), counted as removed at the same
+  // generation, so that the commit's one transaction also writes their removal into the
+  // counter (the commit checks the prediction; null: counted after it, _counterRemoved).
+  async _prepareCommit(name, entry, meta, counter, signing, sign, predicted = null) {
     const generation = counter.generation + 1;
     const m = { ...meta, generation };
-    return { meta: m, generation, names: { ...counter.names, [name]: generation },
+    const names = { ...counter.names, [name]: generation };
+    for (const old of predicted ?? []) names[old] = generation;
+    return { meta: m, generation, names, predicted,
       sig: sign ? signEntry(signing, name, entry, m) : null };
+  }
+
+  // The names retention will remove when checkpoint `name` (entry `e`, metadata `meta`) is
+  // committed, as this store object saw its notebook at its last commit there (null: not seen,
+  // or another policy asked for). A point after a cell removes the oldest point of its notebook
+  // once it has its keepLast: predicted, that removal is counted in the commit's transaction
+  // instead of a second one. The commit checks the prediction against what it finds.
+  _predictExpired(name, e, meta, retentionOverride) {
+    const seen = meta.notebook != null ? this._retained.get(meta.notebook) : null;
+    if (!seen) return null;
+    const policy = retentionOverride !== undefined ? checkRetention(retentionOverride) : seen.policy;
+    if (canonicalJson(policy) !== canonicalJson(seen.policy)) return null;
+    const bytes = policy?.maxBytes != null;
+    const entries = seen.entries.filter((x) => x.name !== name).concat([{ name, createdMs: meta.createdMs ?? 0,
+      fixedBytes: bytes ? e.head.byteLength + e.tail.byteLength : e.size, exempt: meta.keep === true,
+      records: bytes ? e.records.map((r) => [r.key, r.length]) : [] }]);
+    return expiredByRetention(entries.map((x) => ({ ...x, bytes: () => x.records })), name, policy);
   }
 
   // Returns the names retention removed.
@@ -1655,7 +1706,10 @@ export class IndexedDBStore {
     const bodies = tx.objectStore(BODIES);
     const counts = new RefCounts(tx, this.orphanGraceMs);
     const keys = distinctKeys(entry.records);
-    const found = await counts.load(keys, { chunks: !!check });
+    // what the commit reads, asked for at once (each awaited read is a round trip)
+    const policyOf = meta.notebook != null && retentionOverride === undefined ? this._retentionIn(tx, meta.notebook) : null;
+    policyOf?.catch(() => {}); // (awaited below; a refused commit aborts before)
+    const [found, previous] = await Promise.all([counts.load(keys, { chunks: !!check }), req(rows.get(name)), counts.loadPins()]);
     const missing = keys.filter((k, i) => !found[i]);
     if (check) {
       const broken = keys.filter((k, i) => found[i] && !check.written.has(k) && (found[i].damaged || counts.gone.has(k) ||
@@ -1669,16 +1723,15 @@ export class IndexedDBStore {
     if (wrong.length) throw new Error(`Cannot save checkpoint "${name}": record ${wrong[0]} is stored with another length than the entry says.`);
     // Count the new records first, so a record shared with the replaced entry never drops to 0.
     await counts.add(keys, +1, { unpin: true });
-    await this._dropEntry(tx, counts, name);
+    await this._dropEntry(tx, counts, name, previous ?? null);
     const row = { name, v: 2, createdMs: meta.createdMs, size: entry.size, meta };
     if (meta.notebook != null) row.notebook = meta.notebook; // null is not a valid index key
     if (sig) row.sig = sig;
     rows.put(row);
     bodies.put({ name, head: ownCopy(entry.head), records: entry.records, tail: ownCopy(entry.tail) });
     if (meta.notebook != null) {
-      const policy = retentionOverride !== undefined ? checkRetention(retentionOverride)
-        : await this._retentionIn(tx, meta.notebook);
-      for (const old of await this._expiredIn(tx, meta.notebook, name, policy)) {
+      const policy = retentionOverride !== undefined ? checkRetention(retentionOverride) : await policyOf;
+      for (const old of await this._expiredIn(tx, meta.notebook, name, policy, check?.holder)) {
         await this._dropEntry(tx, counts, old);
         expired.push(old);
       }
@@ -1698,9 +1751,10 @@ export class IndexedDBStore {
   }
 
   // Removes checkpoint `name` (either schema) and uncounts its records; true if it existed.
-  async _dropEntry(tx, counts, name) {
+  // `known`: its row, read already (null: none).
+  async _dropEntry(tx, counts, name, known) {
     const rows = tx.objectStore(CHECKPOINTS);
-    const row = await req(rows.get(name));
+    const row = known !== undefined ? known : await req(rows.get(name));
     if (!row) return false;
     rows.delete(name);
     if (row.v === 2) {
@@ -1721,8 +1775,12 @@ export class IndexedDBStore {
     return row ? checkRetention(row.policy) : this.retention;
   }
 
-  async _expiredIn(tx, notebook, keep, policy) {
-    if (!policy) return [];
+  // `holder`: gets {policy, entries} as they are once the expired ones are gone (see _predictExpired).
+  async _expiredIn(tx, notebook, keep, policy, holder = null) {
+    if (!policy) {
+      if (holder) holder.retained = { policy, entries: [] };
+      return [];
+    }
     const rows = await req(tx.objectStore(CHECKPOINTS).index('notebook').getAll(notebook));
     const bodies = policy.maxBytes != null
       ? await Promise.all(rows.map((r) => (r.v === 2 ? req(tx.objectStore(BODIES).get(r.name)) : null)))
@@ -1734,7 +1792,12 @@ export class IndexedDBStore {
       exempt: r.meta?.keep === true,
       bytes: () => (bodies[i] ? bodies[i].records.map((x) => [x.key, x.length]) : []),
     }));
-    return expiredByRetention(entries, keep, policy);
+    const expired = expiredByRetention(entries, keep, policy);
+    if (holder) {
+      const gone = new Set(expired);
+      holder.retained = { policy, entries: entries.filter((x) => !gone.has(x.name)).map(({ bytes, ...x }) => ({ ...x, records: bytes() })) };
+    }
+    return expired;
   }
 
   async _writeFailure(what, needed, err, name) {
@@ -2034,6 +2097,7 @@ export class IndexedDBStore {
 
   async delete(name) {
     checkName(name);
+    this._retained.clear(); // (what _predictExpired saw)
     const db = await this._open();
     const drop = async (tx) => {
       const counts = new RefCounts(tx, this.orphanGraceMs);
@@ -2062,6 +2126,7 @@ export class IndexedDBStore {
    */
   async setRetention(notebook, policy) {
     const p = checkRetention(policy);
+    this._retained.clear();
     const db = await this._open();
     await inTransaction(db, [SETTINGS], 'readwrite', (tx) => {
       if (p) tx.objectStore(SETTINGS).put({ id: retentionId(notebook), policy: p });

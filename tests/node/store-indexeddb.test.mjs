@@ -656,6 +656,60 @@ test('a point in one transaction: commit() writes the new records it is given be
   await store.close();
 });
 
+test('a notebook\'s points under retention: the removal of the oldest is counted in the commit\'s one transaction ' +
+  '(predicted from the last commit, checked in the transaction); an expired point put back is a rollback; ' +
+  'another tab\'s point meanwhile: predicted wrong, made again, counted right', async () => {
+  const idb = new IDBFactory();
+  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  const other = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK }); // another tab
+  await store.setRetention('n.ipynb', { keepLast: 2, maxBytes: 1 << 30 });
+  const head = new Uint8Array(64); const tail = new Uint8Array(64);
+  const [ks] = await store.putRecords([payload(700, 1)]);
+  const point = (s, name, i) => s.commit(name, { head, tail, records: [{ key: ks, length: 700 }, { key: null, length: 300 }],
+    meta: { notebook: 'n.ipynb', createdMs: i } }, { records: [payload(300, 100 + i)] });
+  const transaction = IDBDatabase.prototype.transaction;
+  const txs = async (fn) => {
+    let n = 0;
+    IDBDatabase.prototype.transaction = function counted(...args) { n += 1; return transaction.apply(this, args); };
+    try { await fn(); } finally { IDBDatabase.prototype.transaction = transaction; }
+    return n;
+  };
+  const db = await store._open();
+  const rowOf = (name) => new Promise((resolve) => {
+    const tx = db.transaction(['checkpoints', 'bodies']); const out = {};
+    tx.objectStore('checkpoints').get(name).onsuccess = (e) => { out.row = e.target.result; };
+    tx.objectStore('bodies').get(name).onsuccess = (e) => { out.body = e.target.result; };
+    tx.oncomplete = () => resolve(out);
+  });
+  // an entry put back, or taken away again, behind the store's back (its counts left as they are)
+  const putBack = (saved, away = false) => new Promise((resolve) => {
+    const tx = db.transaction(['checkpoints', 'bodies'], 'readwrite');
+    for (const [store, value] of [['checkpoints', saved.row], ['bodies', saved.body]]) {
+      if (away) tx.objectStore(store).delete(value.name); else tx.objectStore(store).put(value);
+    }
+    tx.oncomplete = resolve;
+  });
+  for (let i = 1; i <= 3; i += 1) await point(store, `p${i}`, i);
+  assert.deepEqual((await store.list()).map((e) => e.name), ['p3', 'p2'], 'p1 expired');
+  const p2 = await rowOf('p2');
+  assert.equal(await txs(() => point(store, 'p4', 4)), 1, 'one transaction for a point that removes the oldest');
+  assert.deepEqual((await store.list()).map((e) => e.name), ['p4', 'p3']);
+  await putBack(p2);
+  assert.equal((await store.getEntry('p2')).signature.state, 'rollback', 'p2 put back: its removal was counted');
+  await putBack(p2, true);
+  await point(store, 'p5', 5);
+  const p5 = await rowOf('p5');
+  // another tab's point in between: it removes p4; this store predicts p4 for its next point,
+  // which finds p5 to remove, and is made again
+  await point(other, 'q6', 6);
+  assert.ok(await txs(() => point(store, 'p7', 7)) >= 2, 'the mispredicted transaction was abandoned');
+  assert.deepEqual((await store.list()).map((e) => e.name), ['p7', 'q6']);
+  await assertConsistent(idb);
+  await putBack(p5);
+  assert.equal((await store.getEntry('p5')).signature.state, 'rollback', 'p5 put back: its removal was counted');
+  await store.close(); await other.close();
+});
+
 test('no IndexedDB at all: a clear error', () => {
   assert.throws(() => new IndexedDBStore({ indexedDB: null }), /IndexedDB is not available here/);
 });
