@@ -10,17 +10,27 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = path.join(ROOT, 'js', 'cli', 'elastic-lite.mjs');
 export const NOTEBOOKS = path.join(ROOT, 'tests', 'notebooks');
 
+// Each CLI run is a short process that starts a Pyodide: V8's optimizing tier (TurboFan) would
+// compile the interpreter's hot functions in the background for much of its CPU time, and the
+// process exits before that code pays off. So the CLI runs here with WebAssembly on V8's
+// baseline compiler (Liftoff) alone: the same program and the same results for about half the
+// CPU per run (inspect 1.7 -> 0.9 s). Code that runs long (moving 100 MiB in Python) is slower
+// on Liftoff: a run whose outcome depends on its own timings passes { tierUp: true }.
+// EL_CLI_TIER_UP=1 runs every one as V8 does by default (an A/B run).
+const TIER_UP = process.env.EL_CLI_TIER_UP === '1';
+
 export async function tempWorkdir(prefix = 'el-cli-') {
   return tempDir(prefix);
 }
 
 /**
  * Runs the CLI; resolves { code, stdout, stderr } (never rejects on a non-zero exit). `user`:
- * { uid, gid } to run it as another user (the test runs as root).
+ * { uid, gid } to run it as another user (the test runs as root); `tierUp`: V8's optimizing
+ * tier on (see above).
  */
-export function runCli(args, { cwd, env = {}, timeoutMs = 120_000, user } = {}) {
+export function runCli(args, { cwd, env = {}, timeoutMs = 120_000, user, tierUp = TIER_UP } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [...(tierUp ? [] : ['--liftoff-only']), CLI, ...args], {
       cwd, env: { ...process.env, ELASTIC_LITE_DEBUG: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...user,
     });
     let stdout = ''; let stderr = '';
