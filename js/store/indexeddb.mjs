@@ -907,8 +907,10 @@ function afterCommit(tx, fn) {
 // Reference counts of records inside one readwrite transaction: rows are read once, changed
 // in memory, and written (or freed) by flush().
 class RefCounts {
-  constructor(tx, graceMs) {
+  // `size`: the store object's hint of how many record rows there are (see recordRows)
+  constructor(tx, graceMs, size = null) {
     this.tx = tx;
+    this.size = size;
     this.records = tx.objectStore(RECORDS);
     this.chunks = tx.objectStore(RECORD_CHUNKS);
     this.rows = new Map();
@@ -922,7 +924,7 @@ class RefCounts {
   // `chunks`: also which of them have lost chunks (this.gone), as recordRows says.
   async load(keys, { chunks = false } = {}) {
     const todo = [...new Set(keys.filter((k) => !this.rows.has(k)))];
-    const { rows, gone } = await recordRows(this.tx, todo, { chunks });
+    const { rows, gone } = await recordRows(this.tx, todo, { chunks, size: this.size });
     for (const k of gone) this.gone.add(k);
     for (const k of todo) {
       const row = rows.get(k) ?? null;
@@ -977,11 +979,14 @@ class RefCounts {
 // thread, two per key here before); a larger store is read key by key.
 const BULK_ROWS_FACTOR = 16;
 
-async function recordRows(tx, keys, { chunks = false } = {}) {
+// `size`: {rows}, how many rows the store held when last seen (a hint kept by the store object:
+// with it the store is not counted first, one round trip less; it is updated here).
+async function recordRows(tx, keys, { chunks = false, size = null } = {}) {
   const records = tx.objectStore(RECORDS);
   const rows = new Map();
   const gone = new Set();
-  const bulk = keys.length >= BULK_PRESENCE && (await req(records.count())) <= BULK_ROWS_FACTOR * keys.length;
+  const held = keys.length < BULK_PRESENCE ? Infinity : Number.isSafeInteger(size?.rows) ? size.rows : await req(records.count());
+  const bulk = held <= BULK_ROWS_FACTOR * keys.length;
   if (!bulk) {
     const got = await Promise.all(keys.map((k) => req(records.get(k))));
     keys.forEach((k, i) => { if (got[i]) rows.set(k, got[i]); });
@@ -993,6 +998,7 @@ async function recordRows(tx, keys, { chunks = false } = {}) {
   }
   const want = new Set(keys);
   const [all, chunkKeys] = await Promise.all([req(records.getAll()), chunks ? req(tx.objectStore(RECORD_CHUNKS).getAllKeys()) : null]);
+  if (size) size.rows = all.length;
   for (const row of all) if (row && want.has(row.key)) rows.set(row.key, row);
   if (chunkKeys) {
     const seqs = new Map(); // key -> chunks stored among the ones its row says (seq 0..n-1)
@@ -1236,6 +1242,7 @@ export class IndexedDBStore {
     this._notes = new StoreNotes();
     this._lastCounter = null; // {signing, counter}: see _counted
     this._retained = new Map(); // notebook -> {policy, entries} at this object's last commit there: see _predictExpired
+    this._size = {}; // {rows}: record rows seen at the last bulk read of a commit (a hint: see recordRows)
   }
 
   // ---- the signed counter (see "The signed counter" above) ----------------------------------
@@ -1704,11 +1711,22 @@ export class IndexedDBStore {
     const expired = [];
     const rows = tx.objectStore(CHECKPOINTS);
     const bodies = tx.objectStore(BODIES);
-    const counts = new RefCounts(tx, this.orphanGraceMs);
+    const counts = new RefCounts(tx, this.orphanGraceMs, this._size);
     const keys = distinctKeys(entry.records);
     // what the commit reads, asked for at once (each awaited read is a round trip)
     const policyOf = meta.notebook != null && retentionOverride === undefined ? this._retentionIn(tx, meta.notebook) : null;
-    policyOf?.catch(() => {}); // (awaited below; a refused commit aborts before)
+    // the notebook's other checkpoints (and their bodies, for a byte budget) for retention,
+    // read now: the entry's own row and body are added in memory (see _expiredIn)
+    const notebookOf = meta.notebook == null ? null : Promise.all([
+      retentionOverride !== undefined ? checkRetention(retentionOverride) : policyOf,
+      req(rows.index('notebook').getAll(meta.notebook)),
+    ]).then(async ([policy, list]) => {
+      const others = list.filter((r) => r.name !== name);
+      const read = policy?.maxBytes != null
+        ? await Promise.all(others.map((r) => (r.v === 2 ? req(bodies.get(r.name)) : null))) : null;
+      return { policy, others, bodies: read };
+    });
+    policyOf?.catch(() => {}); notebookOf?.catch(() => {}); // (awaited below; a refused commit aborts before)
     const [found, previous] = await Promise.all([counts.load(keys, { chunks: !!check }), req(rows.get(name)), counts.loadPins()]);
     const missing = keys.filter((k, i) => !found[i]);
     if (check) {
@@ -1730,9 +1748,12 @@ export class IndexedDBStore {
     rows.put(row);
     bodies.put({ name, head: ownCopy(entry.head), records: entry.records, tail: ownCopy(entry.tail) });
     if (meta.notebook != null) {
-      const policy = retentionOverride !== undefined ? checkRetention(retentionOverride) : await policyOf;
-      for (const old of await this._expiredIn(tx, meta.notebook, name, policy, check?.holder)) {
-        await this._dropEntry(tx, counts, old);
+      const nb = await notebookOf;
+      const body = { name, head: entry.head, records: entry.records, tail: entry.tail };
+      const seen = new Map(); // name -> [row, body as read]
+      const expiring = this._expiredIn(nb.policy, [...nb.others, row], nb.bodies && [...nb.bodies, body], name, check?.holder, seen);
+      for (const old of expiring) {
+        await this._dropEntry(tx, counts, old, ...seen.get(old));
         expired.push(old);
       }
     }
@@ -1751,14 +1772,14 @@ export class IndexedDBStore {
   }
 
   // Removes checkpoint `name` (either schema) and uncounts its records; true if it existed.
-  // `known`: its row, read already (null: none).
-  async _dropEntry(tx, counts, name, known) {
+  // `known`: its row, read already (null: none); `knownBody`: its body, read already.
+  async _dropEntry(tx, counts, name, known, knownBody) {
     const rows = tx.objectStore(CHECKPOINTS);
     const row = known !== undefined ? known : await req(rows.get(name));
     if (!row) return false;
     rows.delete(name);
     if (row.v === 2) {
-      const body = await req(tx.objectStore(BODIES).get(name));
+      const body = knownBody !== undefined ? knownBody : await req(tx.objectStore(BODIES).get(name));
       tx.objectStore(BODIES).delete(name);
       if (body && Array.isArray(body.records)) await counts.add(distinctKeys(body.records), -1);
     } else {
@@ -1775,16 +1796,17 @@ export class IndexedDBStore {
     return row ? checkRetention(row.policy) : this.retention;
   }
 
-  // `holder`: gets {policy, entries} as they are once the expired ones are gone (see _predictExpired).
-  async _expiredIn(tx, notebook, keep, policy, holder = null) {
+  // The names `policy` removes among a notebook's checkpoint rows `rows` (with their `bodies`,
+  // read when the policy has a byte budget, else null) once `keep` is committed. `holder`: gets
+  // {policy, entries} as they are once the expired ones are gone (see _predictExpired);
+  // `seen`: gets name -> [row, body as read (undefined: not read)] of each.
+  _expiredIn(policy, rows, bodies, keep, holder = null, seen = null) {
     if (!policy) {
       if (holder) holder.retained = { policy, entries: [] };
       return [];
     }
-    const rows = await req(tx.objectStore(CHECKPOINTS).index('notebook').getAll(notebook));
-    const bodies = policy.maxBytes != null
-      ? await Promise.all(rows.map((r) => (r.v === 2 ? req(tx.objectStore(BODIES).get(r.name)) : null)))
-      : [];
+    bodies ??= [];
+    if (seen) rows.forEach((r, i) => seen.set(r.name, [r, bodies.length ? bodies[i] : undefined]));
     const entries = rows.map((r, i) => ({
       name: r.name,
       createdMs: r.createdMs ?? r.meta?.createdMs ?? 0,
