@@ -19,7 +19,7 @@ import path from 'node:path';
 
 import {
   CELL_BUILD, CELL_CHECK, ITEM, answerRestoreOffer, appendCell, openNotebook, openSidebar, openSite, runCell,
-  runFromPalette, waitForItemCount, waitForStatus,
+  runFromPalette, waitForItemCount, waitForNotebook, waitForStatus,
 } from './jupyterlite-page.mjs';
 import { tempDirSync } from '../helpers/tempdir.mjs';
 import { runCli } from '../node/cli-helpers.mjs';
@@ -133,7 +133,7 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
 
     // 3. after a reload: the remembered folder, the new kernel's store; its checkpoint restores
     await page.reload();
-    await openNotebook(page, site.url);
+    await waitForNotebook(page);
     await answerRestoreOffer(page, 'Restore', 180_000);
     await waitForStatus(page, /Restored/);
     await runCell(page, CELL_CHECK, 'restore verified');
@@ -232,7 +232,10 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
     await cdp.send('Storage.clearDataForOrigin', { origin: new URL(site.url).origin, storageTypes: 'indexeddb,file_systems,cache_storage' });
     await openNotebook(page, site.url);
     await openSidebar(page);
-    assert.match(await page.locator('#elastic-lite-sidebar .jp-ElasticLite-removed').innerText(),
+    // the line is on the page from the start, hidden and empty, until the store has been read
+    const removedLine = page.locator('#elastic-lite-sidebar .jp-ElasticLite-removed');
+    await removedLine.waitFor({ state: 'visible', timeout: 60_000 }).catch(() => {});
+    assert.match(await removedLine.innerText(),
       /^The checkpoints saved in this browser since .* are gone: the browser removed this site's storage/);
   } finally {
     await site.close();
