@@ -46,8 +46,9 @@ export function freshVenv(venv, extraEnv = {}) {
   const env = { ...clean, PIP_CONFIG_FILE: '/dev/null', PIP_FIND_LINKS: '', PIP_NO_INDEX: '1', ...extraEnv };
   return {
     python, bin, env,
-    /** pip install ARGS into the venv, offline (give --find-links); bytecode is compiled on
-     * first import, as for a module pip did not compile (only what runs is compiled). */
+    /** pip install ARGS into the venv, offline (give --find-links); --no-compile: these
+     * venvs run a few commands once, so Python compiles only the modules they import, when
+     * they import them, instead of pip compiling every file installed. */
     pip(...args) {
       run(VENV_PYTHON, ['-m', 'pip', '--python', python, 'install', '--quiet', '--no-index', '--no-compile',
         '--disable-pip-version-check', ...args],
