@@ -9,7 +9,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT } from './errors.mjs';
-import { notFound } from '../shared/report.mjs';
+import { notFound, quoted } from '../shared/report.mjs';
 import { readFileBytes } from './files.mjs';
 import { timed } from './progress.mjs';
 import { startSession } from './pyodide-session.mjs';
@@ -26,12 +26,12 @@ export async function resolveCheckpoint(ctx, arg, { readFile = true } = {}) {
     const names = new Set((await ctx.store().list()).map((e) => e.name));
     if (names.has(arg)) {
       if (await fs.stat(arg).then(() => true, () => false)) {
-        ctx.warn(`"${arg}" is a checkpoint in ${ctx.storeDir} and also a file here; using the checkpoint (write ./${arg} for the file).`);
+        ctx.warn(`${quoted(arg)} is a checkpoint in ${ctx.storeDir} and also a file here; using the checkpoint (write ./${arg} for the file).`);
       }
-      return { kind: 'store', name: arg, label: `checkpoint "${arg}"` };
+      return { kind: 'store', name: arg, label: `checkpoint ${quoted(arg)}` };
     }
     if (!(await fs.stat(arg).then(() => true, () => false))) {
-      throw new CliError(`no checkpoint named ${JSON.stringify(arg)} in ${ctx.storeDir}, and no file ${arg} (see: elastic-lite ls).`,
+      throw new CliError(`${notFound(arg).message} in ${ctx.storeDir}, and no file ${arg} (see: elastic-lite ls).`,
         EXIT.NOT_FOUND, { problem: notFound(arg) });
     }
   }

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DirectoryStore, nameToStem } from '../store/directory.mjs';
 import { CliError, EXIT, usageError } from './errors.mjs';
-import { shownText } from '../shared/report.mjs';
+import { notFound, shownText } from '../shared/report.mjs';
 
 export const DEFAULT_STORE = '.elastic-lite';
 
@@ -53,6 +53,10 @@ export function makeContext(values, positionals, { stdout = process.stdout, stde
     },
     /** What the store has to tell once (e.g. its signing key changed): plain sentences. */
     storeNotices() { return store?.takeNotices?.() ?? []; },
+    /** Exit 3 for a name the store does not hold, in the kernel's words (report.mjs notFound). */
+    missing(name) {
+      return new CliError(`${notFound(name).message} in ${storeDir} (see: elastic-lite ls).`, EXIT.NOT_FOUND, { problem: notFound(name) });
+    },
     /** A checkpoint name this store can hold, else exit 2 with the store's reason. */
     checkName(name) {
       try {

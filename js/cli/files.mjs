@@ -5,6 +5,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT } from './errors.mjs';
 
+// A new file of a random name, created exclusively: never a file or link planted there followed.
+const EXCLUSIVE = fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW;
+
 /**
  * Writes a file via a temporary file + fsync + rename, so FILE is never half written. The
  * temporary file has an unpredictable name in FILE's folder and is created exclusively
@@ -13,14 +16,13 @@ import { CliError, EXIT } from './errors.mjs';
  * points to.
  */
 export async function writeFileAtomic(file, data) {
-  const { O_CREAT, O_EXCL, O_WRONLY, O_NOFOLLOW } = fsConstants;
   let tmp = null;
   try {
     let fh;
     for (let tries = 0; !fh; tries += 1) {
       tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(8).toString('hex')}.tmp`);
       try {
-        fh = await fs.open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, 0o644);
+        fh = await fs.open(tmp, EXCLUSIVE, 0o644);
       } catch (err) {
         if (err.code !== 'EEXIST' || tries >= 8) { tmp = null; throw err; }
       }
@@ -42,9 +44,7 @@ export async function writeFileAtomic(file, data) {
  */
 export async function probeWritable(dir) {
   const probe = path.join(dir, `.probe-${process.pid}-${randomBytes(6).toString('hex')}`);
-  const { O_CREAT, O_EXCL, O_WRONLY, O_NOFOLLOW } = fsConstants;
-  const fh = await fs.open(probe, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, 0o600);
-  await fh.close();
+  await (await fs.open(probe, EXCLUSIVE, 0o600)).close();
   await fs.rm(probe, { force: true });
 }
 

@@ -12,7 +12,7 @@
 // tests/node/cli-verify-parity runs both on the same damaged files and compares them.
 import zlib from 'node:zlib';
 import { CliError, EXIT, repairHint } from './errors.mjs';
-import { hostReport, problem } from '../shared/report.mjs';
+import { hostReport, problem, quoted } from '../shared/report.mjs';
 
 /** host._EMPTY: 0 bytes are not given to the core (it would say "only 0 bytes"). */
 export const EMPTY = 'empty (0 bytes): not an Elastic Lite checkpoint';
@@ -65,7 +65,7 @@ export function storeFailure(name, err) {
   const code = typeof err?.code === 'string' ? err.code : err?.name;
   const msg = err?.message || String(err);
   const report = newReport({ name, source: 'store' });
-  report.problems.push(problem('failed', `the checkpoint store failed to read ${JSON.stringify(String(name))}: ${msg}`,
+  report.problems.push(problem('failed', `the checkpoint store failed to read ${quoted(name)}: ${msg}`,
     { code: QUOTA_CODES.includes(code) ? 'quota' : 'store' }));
   return report;
 }

@@ -25,7 +25,6 @@ export function exportFileName(name: string): string;
 export function replayNotes(replay: { skipped?: { name: string; message: string }[];
   flagged?: { message: string }[]; choices?: { names: string[]; reason: string }[] } | null | undefined):
   { name: string | null; text: string }[];
-export function recomputedLines(report: { recomputed?: { name: string; message: string }[] }): string[];
 export function replayOutputs(report: { replay?: { cells?: { count: number; ran: boolean; output: string }[] } | null }):
   { count: number; output: string }[];
 export interface ITrust {
@@ -44,6 +43,7 @@ export function restoreChoice<T extends { name: string; meta?: { variables?: num
 export function bindingText(binding: { name?: string; module?: string; attr?: string | null }): string;
 export function hostReport<T extends Record<string, unknown>>(op: string | null, fields?: T): { op: string | null; ok: boolean; problems: IProblem[]; warnings: string[]; timings: Record<string, number> } & T;
 export function problem(kind: IProblem['kind'], message: string, detail?: { names?: string[]; record?: number | null; code?: string | null; offset?: number | null; calls?: string[] }): IProblem;
+export function quoted(name: unknown): string;
 export function notFound(name: string): IProblem;
 export const DEFAULT_NAME: string;
 export function listReport(entries: { name: string; meta: any }[], options?: { notebook?: string | null; own?: string[] }): any;

@@ -21,11 +21,11 @@ export function problem(kind, message, { names = [], record = null, code = null,
   return { kind, names: names.map(String), record, message: String(message), code, calls: [...calls], offset };
 }
 
-/**
- * A name the store does not hold, as a `not-found` problem in the kernel session's words
- * (session.kernel.not_found: the name quoted as JSON; no variable names).
- */
-export const notFound = (name) => problem('failed', `no checkpoint named ${JSON.stringify(String(name))}`, { code: 'not-found' });
+/** A name in the words a person reads, quoted as JSON, as the kernel quotes it (elastic_lite._words). */
+export const quoted = (name) => JSON.stringify(String(name));
+
+/** A name the store does not hold, as a `not-found` problem in the kernel's words (session.kernel.not_found). */
+export const notFound = (name) => problem('failed', `no checkpoint named ${quoted(name)}`, { code: 'not-found' });
 
 /** What a checkpoint without a name is called in every host (host.list's `default_name`). */
 export const DEFAULT_NAME = 'checkpoint';
@@ -163,11 +163,6 @@ export function replayNotes(replay) {
     ...(replay.flagged ?? []).map((f) => ({ name: null, text: f.message })),
     ...(replay.choices ?? []).map((c) => ({ name: c.names.join(', '), text: c.reason })),
   ];
-}
-
-/** A restore report's variables recomputed by replay: "gen: recomputed by re-running cells [3], [4]". */
-export function recomputedLines(report) {
-  return (report.recomputed ?? []).map((r) => `${r.name}: ${r.message}`);
 }
 
 /** What the cells a restore re-ran printed: [{ count, output }], in the order they ran. */

@@ -3,7 +3,7 @@
 The CLI (`elastic-lite`), the demo page's worker, the JupyterLite extension and the IPython
 magics do not orchestrate anything themselves: they call these coroutines and render the
 report; checkpoint, restore, list, delete, export and inspect are the kernel session's
-(_kernel_session), as are the public `elastic_lite.checkpoint()`... (the same words, the same
+(session.kernel), as are the public `elastic_lite.checkpoint()`... (the same words, the same
 report). Each returns ONE JSON-able dict (docs/INTERFACES.md, "Report schema"):
 
     {"op": "checkpoint" | "restore" | "list" | "delete" | "import" | "export" | "inspect"

@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
-import { exportFileName, fmtBytes, hostReport, notFound, problem, problemLine } from '../../shared/report.mjs';
+import { exportFileName, fmtBytes, hostReport, notFound, problem, problemLine, quoted } from '../../shared/report.mjs';
 import { checkIntegrity } from '../integrity.mjs';
 import { writeFileAtomic } from '../files.mjs';
 import { timed } from '../progress.mjs';
@@ -20,11 +20,11 @@ export default {
     ctx.checkName(name);
     const target = await exportTarget(file, name, !!ctx.values.force);
     const report = hostReport('export', { name, size: 0, meta: null, file: target.file });
-    const entry = await timed(report.timings, 'read_ms', `reading checkpoint "${name}"`, () => ctx.store().get(name));
+    const entry = await timed(report.timings, 'read_ms', `reading checkpoint ${quoted(name)}`, () => ctx.store().get(name));
     if (!entry) {
       report.ok = false;
       report.problems.push(notFound(name));
-      return ctx.failWith(report, EXIT.NOT_FOUND, `no checkpoint named ${JSON.stringify(name)} in ${ctx.storeDir} (see: elastic-lite ls).`);
+      return ctx.failWith(report, EXIT.NOT_FOUND, ctx.missing(name).message);
     }
     if (entry.damaged?.length) {
       // records whose bytes no longer match their keys came back zeroed (the store's check):
@@ -32,11 +32,11 @@ export default {
       const { problems } = await checkIntegrity(entry.bytes, { name, source: 'store', meta: entry.meta });
       report.ok = false;
       report.problems.push(...(problems.length ? problems : [problem('damaged', 'a record does not match its content key', { code: 'content-key' })]));
-      return ctx.failWith(report, EXIT.FAILED, `${problemLine(`checkpoint ${JSON.stringify(name)}`, report.problems[0])}; nothing was exported.`);
+      return ctx.failWith(report, EXIT.FAILED, `${problemLine(`checkpoint ${quoted(name)}`, report.problems[0])}; nothing was exported.`);
     }
     await timed(report.timings, 'write_ms', `writing ${target.shown}`, () => writeFileAtomic(target.file, entry.bytes));
     ctx.emit(Object.assign(report, { size: entry.bytes.byteLength, meta: entry.meta }));
-    ctx.say(`Exported checkpoint "${name}" to ${target.shown} (${fmtBytes(entry.bytes.byteLength)}).`);
+    ctx.say(`Exported checkpoint ${quoted(name)} to ${target.shown} (${fmtBytes(entry.bytes.byteLength)}).`);
     return 0;
   },
 };

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { CliError, EXIT } from '../errors.mjs';
 import { timed } from '../progress.mjs';
-import { fmtBytes, problemLine, problemsOf } from '../../shared/report.mjs';
+import { fmtBytes, problemLine, problemsOf, quoted } from '../../shared/report.mjs';
 import { readFileBytes } from '../files.mjs';
 import { startSession } from '../pyodide-session.mjs';
 
@@ -36,8 +36,8 @@ export default {
       throw new CliError(problemLine(file, first), first.code === 'invalid-name' ? EXIT.USAGE : EXIT.FAILED,
         { details: exists ? 'Pass --name NEW or --force.' : 'Nothing was imported.' });
     }
-    ctx.say(`Imported ${file} as checkpoint "${report.name}" (${fmtBytes(report.size)}, ${report.variables.length} variables)` +
-      (report.signed ? ', signed as this store\'s own.' : `; it stays foreign: restore loads it only with --trust (see inspect "${report.name}").`));
+    ctx.say(`Imported ${file} as checkpoint ${quoted(report.name)} (${fmtBytes(report.size)}, ${report.variables.length} variables)` +
+      (report.signed ? ', signed as this store\'s own.' : `; it stays foreign: restore loads it only with --trust (see inspect ${quoted(report.name)}).`));
     for (const p of problemsOf(report, 'refused')) ctx.warn(problemLine(file, p));
     return EXIT.OK;
   },

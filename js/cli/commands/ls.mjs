@@ -3,7 +3,7 @@
 // is host.list's (listReport: labels and the restore choice by the kernel's rules, held equal
 // by golden vectors), and the table renders its fields.
 import { fmtDate, table } from '../format.mjs';
-import { fmtBytes, listReport } from '../../shared/report.mjs';
+import { fmtBytes, listReport, quoted } from '../../shared/report.mjs';
 import { lostText } from '../../shared/storage-status.mjs';
 
 export default {
@@ -34,7 +34,7 @@ export default {
       ]),
     ));
     for (const e of entries.filter((x) => x.lost)) ctx.say(`${e.name}: ${lostText(e.lost)}`);
-    if (report.restore_choice != null) ctx.say(`restore without a NAME brings back ${JSON.stringify(report.restore_choice)}.`);
+    if (report.restore_choice != null) ctx.say(`restore without a NAME brings back ${quoted(report.restore_choice)}.`);
     return 0;
   },
 };

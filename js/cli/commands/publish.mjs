@@ -46,7 +46,7 @@ export default {
         jsonState.emitted = false;
       }
       const entry = await ctx.store().get(name);
-      if (!entry) throw new CliError(`no checkpoint named "${name}" in ${ctx.storeDir} (see: elastic-lite ls).`, EXIT.NOT_FOUND);
+      if (!entry) throw ctx.missing(name);
       const meta = entry.meta ?? {};
       const target = publishedPaths(file);
       const doc = await signPublished(key, entry.bytes, {

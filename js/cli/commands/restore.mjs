@@ -12,7 +12,7 @@
 // works); the restore summary and timings go to stderr.
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
-import { bindingText, fmtMs, foreignLine, importRows, problemLine, recomputedLines, recordLabel, replayOutputs, restoredNothing, shownText } from '../../shared/report.mjs';
+import { bindingText, fmtMs, foreignLine, importRows, problemLine, quoted, recordLabel, replayOutputs, restoredNothing, shownText } from '../../shared/report.mjs';
 import { fileField, resolveCheckpoint, hostArgs } from '../checkpoint-file.mjs';
 import { startSession } from '../pyodide-session.mjs';
 import { timed } from '../progress.mjs';
@@ -45,7 +45,7 @@ export default {
     const report = await timed(timings, 'restore_ms', 'restoring variables',
       () => session.call('restore', { ...kwargs, trust: !!ctx.values.trust, data_only: !!ctx.values['data-only'], replay: !ctx.values['no-replay'] }, { data }));
     Object.assign(timings, report.timings);
-    if (src.kind === 'choice' && report.name != null) src.label = `checkpoint ${JSON.stringify(report.name)}`;
+    if (src.kind === 'choice' && report.name != null) src.label = `checkpoint ${quoted(report.name)}`;
     const code = ctx.values.code;
     // Where the human summary goes: stdout normally, stderr when stdout belongs to CODE.
     const human = (text) => {
@@ -87,7 +87,7 @@ function summary(label, report) {
     (names.length ? `: ${names.join(', ')}` : '.')];
   const imports = (report.modules ?? []).filter((m) => m.ok).map((m) => shownText(bindingText(m)));
   if (imports.length) lines.push(`Re-imported: ${imports.join(', ')}`);
-  const recomputed = recomputedLines(report);
+  const recomputed = (report.recomputed ?? []).map((r) => `${r.name}: ${r.message}`);
   if (recomputed.length) lines.push('Recomputed by replay:', ...recomputed.map((l) => `  ${shownText(l)}`));
   for (const { count, output } of replayOutputs(report)) {
     lines.push(`Output of cell [${count}] (re-run):`, ...output.replace(/\n$/, '').split('\n').map((l) => `  ${l}`));

@@ -2,7 +2,7 @@
 // Python; --json prints host.delete's report (names asked, deleted, a not-found problem per
 // name the store does not hold, in the kernel's words).
 import { EXIT, usageError } from '../errors.mjs';
-import { hostReport, notFound } from '../../shared/report.mjs';
+import { hostReport, notFound, quoted } from '../../shared/report.mjs';
 
 export default {
   summary: 'delete checkpoints from the store',
@@ -14,7 +14,7 @@ export default {
     const report = hostReport('delete', { name: names[0], names, deleted: false });
     const missing = [];
     for (const name of names) {
-      if (await ctx.store().delete(name)) ctx.say(`Deleted checkpoint "${name}".`);
+      if (await ctx.store().delete(name)) ctx.say(`Deleted checkpoint ${quoted(name)}.`);
       else { missing.push(name); report.problems.push(notFound(name)); }
     }
     report.ok = report.deleted = missing.length === 0;

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { CliError, EXIT, usageError } from '../errors.mjs';
 import { table } from '../format.mjs';
-import { fmtBytes, fmtMs, hostReport, problem, problemLine, replayNotes, shownText } from '../../shared/report.mjs';
+import { fmtBytes, fmtMs, hostReport, problem, problemLine, quoted, replayNotes, shownText } from '../../shared/report.mjs';
 import { probeWritable } from '../files.mjs';
 import { readNotebook } from '../notebook.mjs';
 import { startSession } from '../pyodide-session.mjs';
@@ -62,7 +62,7 @@ async function claimName(ctx, store, name) {
   } catch (err) {
     await held?.release();
     if (err.code === 'busy') {
-      throw new CliError(`checkpoint "${name}" is being saved by another process right now; nothing was run. ` +
+      throw new CliError(`checkpoint ${quoted(name)} is being saved by another process right now; nothing was run. ` +
         `Wait for it to finish, or pass --name with another name. (${err.message})`, EXIT.FAILED);
     }
     if (['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST'].includes(err.code)) {
@@ -106,16 +106,16 @@ async function runAndSave(ctx, { store, file, notebook, name, nb, claim }) {
   const report = await session.call('checkpoint', {
     name, notebook, replay: !ctx.values['no-replay'], recompute_large: !!ctx.values['recompute-large'],
   }, {
-    progress: (ev) => p.tick(ev.phase === 'store' ? `writing checkpoint "${name}"`
+    progress: (ev) => p.tick(ev.phase === 'store' ? `writing checkpoint ${quoted(name)}`
       : `group ${Math.min(ev.done + 1, ev.total)} of ${ev.total}`),
   });
   p.end(report.ok ? 'done' : 'failed');
   Object.assign(timings, report.timings);
   ctx.emit({ ...report, store: ctx.storeDir, notebook: path.resolve(file), cells: cells.map(({ traceback, ...c }) => c), timings });
-  if (!report.ok) throw new CliError(problemLine(`checkpoint "${name}"`, report.problems[0]), EXIT.FAILED);
+  if (!report.ok) throw new CliError(problemLine(`checkpoint ${quoted(name)}`, report.problems[0]), EXIT.FAILED);
   const { variables, skipped } = report;
   const recompute = report.replay?.recompute ?? [];
-  ctx.say(`\nCheckpoint "${name}" saved to ${ctx.storeDir} (${fmtBytes(report.size)}, ` +
+  ctx.say(`\nCheckpoint ${quoted(name)} saved to ${ctx.storeDir} (${fmtBytes(report.size)}, ` +
     `${variables.length} variables, ${skipped.length} skipped` +
     `${recompute.length ? `, ${recompute.length} recomputed on restore` : ''}).\n`);
   ctx.say(variableTable(variables));
@@ -144,10 +144,10 @@ async function historyPoint(ctx, session, name, notebook, cell, timings) {
     replay: !ctx.values['no-replay'],
   });
   timings.history_ms = (timings.history_ms ?? 0) + (report.timings?.total_ms ?? 0);
-  if (!report.ok) throw new CliError(problemLine(`checkpoint "${report.name}"`, report.problems[0]), EXIT.FAILED);
+  if (!report.ok) throw new CliError(problemLine(`checkpoint ${quoted(report.name)}`, report.problems[0]), EXIT.FAILED);
   const reuse = report.reuse;
   const kept = reuse?.reused ? `, ${reuse.reused} of ${reuse.reused + reuse.written} records unchanged` : '';
-  ctx.say(`  checkpoint "${report.name}" (${fmtBytes(report.size)}${kept}, ${fmtMs(report.timings.total_ms)})`);
+  ctx.say(`  checkpoint ${quoted(report.name)} (${fmtBytes(report.size)}${kept}, ${fmtMs(report.timings.total_ms)})`);
   return { name: report.name, size: report.size, reuse, ms: report.timings.total_ms };
 }
 

@@ -46,6 +46,6 @@ async function check(ctx, src) {
   } catch (err) {
     return storeFailure(src.name, err);
   }
-  if (!entry) throw new CliError(`no checkpoint named "${src.name}" in ${ctx.storeDir} (see: elastic-lite ls).`, EXIT.NOT_FOUND);
+  if (!entry) throw ctx.missing(src.name);
   return checkIntegrity(entry.bytes, { name: src.name, source: 'store', meta: entry.meta });
 }
