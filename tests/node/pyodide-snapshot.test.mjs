@@ -58,7 +58,10 @@ test('an interpreter started from ELASTIC_LITE_PYODIDE_SNAPSHOT is that snapshot
     assert.equal((await cached(B))[0], null, 'a plain start has no bytecode folder');
 
     await py(A, 'primes = [2, 3, 5, 7]\nclass Box:\n    def __init__(self, v): self.v = v\nbox = Box(primes)');
-    const data = await pyBytes(A, 'import elastic_lite as _el\n_el.snapshot().data');
+    const data = await pyBytes(A, 'import elastic_lite as _el\n_snap = _el.snapshot()\n_snap.data');
+    // the instance and its list by the plain C pickler, its class by name (PlainPickler's seeds)
+    assert.deepEqual(await pyJson(A, 'sorted([sorted(g.names), g.serializer] for g in _snap.groups)'),
+      [[['Box'], 'cloudpickle'], [['box', 'primes'], 'pickle']]);
     B.globals.set('_data', data);
     const rep = await pyJson(B, '__import__("elastic_lite").load_snapshot(_data.to_py(), trust=True).to_dict()');
     assert.deepEqual(rep.failed, []);
