@@ -34,9 +34,12 @@ def kernel_python(tmp_path_factory):
     base = tmp_path_factory.mktemp("venv")
     venv = base / "venv"
     clean = {k: v for k, v in os.environ.items() if k not in ENV_OF_PROJECT}
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=clean)
+    # without a pip of its own (ensurepip copies and compiles one into every venv, ~6 s of
+    # CPU): the running pip, the one `-m venv` would copy in, installs into it (--python)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, env=clean)
     python = str(venv / "bin" / "python")
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links",
+    subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-index",
+                    "--disable-pip-version-check", "--find-links",
                     os.path.join(ROOT, "build", "wheels"), wheels[0]], check=True, cwd=base,
                    env={**clean, "PIP_CONFIG_FILE": "/dev/null"})
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
