@@ -94,6 +94,31 @@ def fail(report, kind, message, **detail):
     return report
 
 
+async def _lock_meanwhile(store, name):
+    """The writer lock of `name` being taken while the caller goes on: a task to await for
+    it, for a JS store (its lock is a round trip to the browser). A Python store's is taken
+    first, without suspending (a magic runs a checkpoint that never suspends to its end at
+    once), as it is where no event loop runs (a kernel driving the coroutine by hand)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _Taken(await store.lock(name))
+    if not isinstance(store, _stores.JsStore):
+        return _Taken(await store.lock(name))
+    return asyncio.ensure_future(store.lock(name))
+
+
+class _Taken:
+    """A lock already taken, awaitable like the task of _lock_meanwhile."""
+
+    def __init__(self, held):
+        self.held = held
+
+    def __await__(self):
+        return self.held
+        yield  # (a generator: `await` gives the lock at once)
+
+
 async def _release_when_taken(locking):
     """Releases the writer lock `locking` (a task taking it) once it is taken; nothing when
     taking it failed."""
@@ -423,7 +448,7 @@ class KernelSession:
         still holds, and writes the last new records in the commit's own transaction: a point
         is one transaction. If one it was not asked about is gone, the point is made again
         once, after asking."""
-        locking = asyncio.ensure_future(store.lock(name))
+        locking = await _lock_meanwhile(store, name)
         at_commit = getattr(store, "checks_at_commit", False) is True
         try:
             reuse = await self._reuse(store, ns, ask=not at_commit) if incremental else None
