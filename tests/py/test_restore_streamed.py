@@ -128,3 +128,24 @@ def test_a_bytes_value_is_the_memory_its_buffer_was_read_into(store, monkeypatch
     assert type(back["arr"]) is bytearray and back["arr"] == ns["arr"]
     assert not any(type(b) is bytes and b == ns["arr"] for b in handed)
     back["arr"][0] ^= 1  # writable, its own memory
+
+
+def test_a_checkpoint_holding_a_large_record_is_streamed(monkeypatch):
+    """Below STREAM_FROM, a checkpoint holding a record of STREAM_RECORD_FROM bytes or more
+    restores through the stream (its large buffers read straight into their memory); one of
+    small records only is read whole."""
+    monkeypatch.setattr(_streamed, "STREAM_RECORD_FROM", 2 << 20)  # the same rule, smaller
+    s = _stores.MemoryStore()
+    el.set_store(s)
+    try:
+        ns = {"__name__": "__main__", "blob": os.urandom(3 << 20), "small": list(range(10)),
+              **{f"part{i}": os.urandom(1 << 20) for i in range(3)}}
+        for name, names, streamed in (("one", ["blob", "small"], True),
+                                      ("many", ["part0", "part1", "part2"], False)):
+            assert asyncio.run(SESSION.checkpoint(name, namespace=ns, names=names))["size"] < _streamed.STREAM_FROM
+            back = {}
+            rep = asyncio.run(SESSION.restore(name, namespace=back))
+            assert (rep["ok"], rep["streamed"]) == (True, streamed), name
+            assert all(back[n] == ns[n] for n in names)
+    finally:
+        el.set_store(None)

@@ -679,7 +679,7 @@ class KernelSession:
         if not _stores._reads_records(store):
             return None
         entry = await store.get_entry(name)
-        if entry is None or not _streamed.streams(store, entry.get("size") or 0):
+        if entry is None or not _streamed.streams(store, entry.get("size") or 0, entry.get("records") or ()):
             return entry
         got = _streamed.Streamed(store, entry)
         try:
