@@ -176,13 +176,22 @@ self.bench = {
     py.pyimport('elastic_lite.load.streamed').BYTES_FROM = Number(bytes);
   },
 
-  // EL_BENCH_AB_STREAM=1: the streamed restore as before (every buffer a bytearray, the frame in
-  // two reads) while `on`
+  // EL_BENCH_AB_STREAM_FROM=N: restores from N bytes streamed while `on` (else the default)
+  streamFromSwap({ on, bytes }) {
+    const s = py.pyimport('elastic_lite.load.streamed');
+    self.streamFromNow ??= s.STREAM_FROM;
+    s.STREAM_FROM = on ? Number(bytes) : self.streamFromNow;
+    s.destroy();
+  },
+
+  // EL_BENCH_AB_STREAM=1: the restore as before while `on` (streamed from 64 MiB only, not for
+  // a record of 16 MiB in a smaller checkpoint; every buffer a bytearray; the frame in two reads)
   streamBefore({ on }) {
     const s = py.pyimport('elastic_lite.load.streamed');
-    self.streamNow ??= { bytesFrom: s.BYTES_FROM, frameRead: s.FRAME_READ };
+    self.streamNow ??= { bytesFrom: s.BYTES_FROM, frameRead: s.FRAME_READ, recordFrom: s.STREAM_RECORD_FROM };
     s.BYTES_FROM = on ? 2 ** 40 : self.streamNow.bytesFrom;
     s.FRAME_READ = on ? 40 : self.streamNow.frameRead; // the header alone, then the table
+    s.STREAM_RECORD_FROM = on ? 2 ** 40 : self.streamNow.recordFrom;
     s.destroy();
   },
 

@@ -19,8 +19,10 @@
 //   EL_BENCH_LARGE=blobs:16:64      # only these large states (default 1 GiB and 2 GiB)
 //   EL_BENCH_BYTES_FROM=N           # a streamed restore reads read-only buffers from N bytes into the
 //                                   # bytes objects they load as (2^40: never; A/B runs)
-//   EL_BENCH_AB_STREAM=1            # Chromium rows also restore as the streamed restore did before bytes
-//                                   # pieces and one-read frames (BYTES_FROM, FRAME_READ), same rounds
+//   EL_BENCH_AB_STREAM=1            # Chromium rows also restore as before streaming for 16 MiB records,
+//                                   # bytes pieces and one-read frames (STREAM_RECORD_FROM, BYTES_FROM,
+//                                   # FRAME_READ switched back), same rounds
+//   EL_BENCH_AB_STREAM_FROM=N       # Chromium rows also restore streamed from N bytes, same rounds
 //   EL_BENCH_ONLY=phases            # where a bytes-heavy checkpoint's and restore's time goes, phase by phase
 //
 // Writes bench.json (every figure, every run) and docs/bench.png (the ratios against their
@@ -72,6 +74,7 @@ const PLOT = QUICK || process.env.EL_BENCH_ONLY ? path.join(OUT_DIR, 'bench.png'
 const MiB = 1 << 20;
 const AB_FILES = process.env.EL_BENCH_AB_FILES === '1';
 const AB_STREAM = process.env.EL_BENCH_AB_STREAM === '1';
+const AB_STREAM_FROM = Number(process.env.EL_BENCH_AB_STREAM_FROM) || null;
 
 const NODE_ROWS = Object.keys(ROWS);
 const CHROMIUM_ROWS = ['dicts', 'instances', 'bytes50', 'bytes20x10', 'mixed199', 'vars200', 'standin']
@@ -185,7 +188,14 @@ async function chromiumRow(op, row, browser) {
     try { return await step(); } finally { await op('useStore', { files: true }); }
   };
   if (AB_FILES) Object.assign(steps, { checkpointChunks: chunked(steps.checkpoint), restoreChunks: chunked(steps.restore) });
-  // the streamed restore as it was before its bytes pieces and one-read frames, same rounds
+  // restores streamed from another size (EL_BENCH_AB_STREAM_FROM), same rounds
+  if (AB_STREAM_FROM) {
+    steps.restoreStreamFrom = async () => {
+      await op('streamFromSwap', { on: true, bytes: AB_STREAM_FROM });
+      try { return await steps.restore(); } finally { await op('streamFromSwap', { on: false }); }
+    };
+  }
+  // the restore as it was before streaming for 16 MiB records, bytes pieces and one-read frames, same rounds
   if (AB_STREAM) {
     steps.restoreBefore = async () => {
       await op('streamBefore', { on: true });
@@ -225,6 +235,11 @@ async function chromiumRow(op, row, browser) {
       peak_extra: mem.peak - mem.before, extra_by_process: mem.extraByType, wasm_heap_before: mem0.wasmHeap, wasm_heap_after: mem1.wasmHeap,
       core_after: mem1.core },
   };
+  if (AB_STREAM_FROM) {
+    out.ab_stream_from = { bytes: AB_STREAM_FROM, restore: median(runs.restore.map((x, i) => x.ms / runs.restoreStreamFrom[i].ms)),
+      restore_stream_from_ms: ms('restoreStreamFrom'),
+      ratio: median(runs.restoreStreamFrom.map((x, i) => x.ms / runs.rawGetLoads[i].ms)) };
+  }
   if (AB_STREAM) {
     out.ab_stream = { restore: median(runs.restore.map((x, i) => x.ms / runs.restoreBefore[i].ms)),
       restore_before_ms: ms('restoreBefore'),
@@ -250,6 +265,7 @@ async function chromiumPart(browser, server) {
       + `restore ${r.restore_ms.toFixed(0)} / (get ${r.raw_get_ms.toFixed(0)} + loads ${r.loads_ms.toFixed(0)}) ms, `
       + `peak +${(r.memory.peak_extra / MiB).toFixed(0)} MiB`
       + (r.ab_files ? `; with record files / without: checkpoint ${r.ab_files.checkpoint.toFixed(2)}×, restore ${r.ab_files.restore.toFixed(2)}×` : '')
+      + (r.ab_stream_from ? `; restore / streamed from ${r.ab_stream_from.bytes}: ${r.ab_stream_from.restore.toFixed(2)}× (${r.restore_ms.toFixed(0)} / ${r.ab_stream_from.restore_stream_from_ms.toFixed(0)} ms; that / floor ${r.ab_stream_from.ratio.toFixed(2)}×)` : '')
       + (r.ab_stream ? `; restore now / before: ${r.ab_stream.restore.toFixed(2)}× (${r.restore_ms.toFixed(0)} / ${r.ab_stream.restore_before_ms.toFixed(0)} ms; before / floor ${r.ab_stream.restore_before_ratio.toFixed(2)}×)` : ''));
   }
   await page.close();
