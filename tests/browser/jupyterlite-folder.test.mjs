@@ -223,6 +223,10 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
     await runFromPalette(page, 'Checkpoint kernel');
     const warned = await waitForStatus(page, /Checkpoint saved: .*WARNING: this checkpoint cannot be restored in this browser: restoring its .* needs about .* of Python's memory/);
     assert.match(warned, /checkpoint fewer or smaller variables/, warned);
+    // and the sidebar's item keeps saying it (the kernel stored it with the checkpoint)
+    const itemWarning = page.locator('#elastic-lite-sidebar .jp-ElasticLite-itemWarning').first();
+    await itemWarning.waitFor({ timeout: 60_000 });
+    assert.match(await itemWarning.innerText(), /^Warning: this checkpoint cannot be restored in this browser: restoring its .* needs about/);
 
     // 8. the browser removes the whole site's storage (as eviction does: IndexedDB and the
     // origin's files, localStorage kept): after a reload the sidebar says the checkpoints saved

@@ -210,6 +210,10 @@ export class CheckpointSidebar extends Widget {
         text: `${fmtBytes(meta.size)} · ${vars} variables${names.length ? ': ' + names.join(', ') : ''}`
       })
     );
+    if (typeof meta.restoreWarning === 'string') {
+      // the kernel kept the heap warning it gave when this was saved: say it where it is chosen
+      li.append(el('div', { className: 'jp-ElasticLite-itemWarning', text: `Warning: ${shownText(meta.restoreWarning)}` }));
+    }
     const details = el('div', { className: 'jp-ElasticLite-inspect' });
     li.append(
       el('div', { className: 'jp-ElasticLite-itemActions' }, [
