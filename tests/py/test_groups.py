@@ -204,3 +204,17 @@ del held
     grouping = find_groups(variables, ns, defs)
     assert sorted(map(sorted, grouping.groups)) == [["C"], ["a", "b"], ["c"]]
     assert grouping.refs["a"] == {"C"} and grouping.refs["c"] == {"C"}
+
+
+def test_the_largest_variable_is_not_walked_inside_snapshot_either(nb):
+    # snapshot() holds the captured variables in dicts of its own (and a def beside them): its
+    # references must not read as a referrer the walk did not follow
+    import elastic_lite as el
+    ns = nb("class P:\n    pass\nbig = [{'k': [i]} for i in range(50000)]\nsmall = [[1], {'x': 2}]\n"
+            "d = {'a': [1, 2]}")
+    walk = el.snapshot(ns).walk
+    assert walk.unwalked == "big" and walk.objects < 100
+    ns = nb("class P:\n    pass\nbig = [{'k': [i]} for i in range(50000)]\ninner = big[40000]['k']\n"
+            "d = {'a': [1, 2]}")
+    walk = el.snapshot(ns).walk
+    assert walk.unwalked is None and ["big", "inner"] in map(sorted, walk.groups)

@@ -399,6 +399,7 @@ class SnapshotStream:
         for name, value in cap.variables.items():
             if is_notebook_def(value, ns):
                 defs.setdefault(id(value), name)
+        value = None  # no reference of ours for the walk's refcount check (closed_except) to see
         reuse = self.reuse
         kept, variables = [], cap.variables
         if reuse is not None:  # the fast path: records no code touched since last time
@@ -407,7 +408,7 @@ class SnapshotStream:
             if kept:
                 kept_names = {n for m in kept for n in m.names}
                 variables = {n: v for n, v in cap.variables.items() if n not in kept_names}
-        grouping = find_groups(variables, ns, defs)
+        grouping = find_groups(variables, ns, defs, holders=(cap.variables,))
         if reuse is not None:
             reuse.def_refs = grouping.refs
         too_deep = _too_deep(grouping, cap.variables)

@@ -447,7 +447,7 @@ class _Walk:
         return None
 
     # -- the whole namespace ---------------------------------------------------------------
-    def closed_except(self, skip, variables):
+    def closed_except(self, skip, variables, holders=()):
         """True if no object recorded outside `skip`'s group has a referrer the walk did not
         follow (other than namespace bindings): then `skip` shares nothing with the rest."""
         probe = []  # calibrates what holding an object in `multi` adds to its refcount
@@ -460,6 +460,9 @@ class _Walk:
         baseline = counts.popitem()[1]
         bound = collections.Counter(map(id, self.ns.values()))
         bound.update(map(id, variables.values()))  # the caller's dict of captured variables
+        for held in holders:
+            if held is not variables:
+                bound.update(map(id, held.values()))
         history = {id(d): d for d in (self.ns.get("Out"), self.ns.get("_oh"))
                    if type(d) is dict}  # IPython's output history holds displayed values
         for d in history.values():
@@ -534,21 +537,23 @@ def _estimate(value):
         return 0
 
 
-def find_groups(variables, namespace, def_ids, max_objects=20_000_000):
-    """Partition `variables` (name -> value) into groups; `def_ids` maps id -> def name.
+def find_groups(variables, namespace, def_ids, max_objects=20_000_000, holders=()):
+    """Partition `variables` (name -> value) into groups; `def_ids` maps id -> def name;
+    `holders`: the caller's other dicts holding these values (counted as bindings, as
+    `variables` is, when the refcounts tell whether the largest variable must be walked).
 
     The cyclic GC is paused meanwhile: the walk allocates big temporary lists (no cycles),
     and on Python 3.14 each automatic collection would also scan part of the (large) heap."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _find_groups(variables, namespace, def_ids, max_objects)
+        return _find_groups(variables, namespace, def_ids, max_objects, holders)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _find_groups(variables, namespace, def_ids, max_objects):
+def _find_groups(variables, namespace, def_ids, max_objects, holders):
     start = time.perf_counter()
     names = list(variables)
     n = len(names)
@@ -599,7 +604,7 @@ def _find_groups(variables, namespace, def_ids, max_objects):
                   [k for k in rest for _ in paused[k]])
             for k in rest:
                 del paused[k]
-            if w.closed_except(last, variables):
+            if w.closed_except(last, variables, holders):
                 unwalked = names[last]
             else:
                 left = paused.pop(last)
