@@ -71,13 +71,33 @@ test('run --recompute-large: a large variable cheap to recompute is not stored, 
   const dir = await tempWorkdir();
   const code = (source) => ({ cell_type: 'code', metadata: {}, source, outputs: [], execution_count: null });
   await fs.writeFile(path.join(dir, 'big.ipynb'), JSON.stringify({
-    nbformat: 4, metadata: {}, cells: [code('table = bytes(range(256)) * 524288  # 128 MiB, made in tens of ms: storing it is costed at 1.3 s')],
+    nbformat: 4, metadata: {}, cells: [code('table = bytes(134217728)  # 128 MiB of zeros, made in tens of ms: storing it is costed at 1.3 s')],
   }));
   // (V8's optimizing tier on: the choice compares the cell's own time with the cost of storing)
-  const r = await runCli(['run', 'big.ipynb', '--recompute-large'], { cwd: dir, tierUp: true });
+  const r = await runCli(['run', 'big.ipynb', '--recompute-large', '--json'], { cwd: dir, tierUp: true });
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /Checkpoint "big" saved to .* \((\d+(\.\d+)? KiB|\d+ B), 0 variables, 0 skipped, 1 recomputed on restore\)/);
-  assert.match(r.stdout, /^ {2}table: not stored: recomputed by re-running cell \[1\] \(\d+ ms recorded\) instead of storing 134217728 bytes/m);
+  const report = JSON.parse(r.stdout);
+  assert.equal(report.ok, true);
+  const [choice, ...more] = report.replay.choices;
+  assert.deepEqual([choice.names, choice.bytes, choice.cells, more], [['table'], 134217728, [1], []]);
+  // The decision compares the cell's run time as recorded on this machine (tens of ms when it is
+  // quiet) with the cost of storing: twice the one at most the other (the rule itself, with
+  // fixed times: tests/py/test_replay_plan.py). A machine loaded enough to make the cell slower
+  // than that stores the table instead; either way the report says which, and the restore
+  // brings the table back. No timing decides whether this test passes.
+  assert.equal(choice.chosen, 2 * choice.replay_ms <= choice.store_ms, JSON.stringify(choice));
+  const stored = report.variables.some((v) => v.name === 'table');
+  if (choice.chosen) {
+    assert.match(choice.reason, /^not stored: recomputed by re-running cell \[1\] \(\d+ ms recorded\) instead of storing 134217728 bytes/);
+    assert.equal(stored, false);
+    assert.ok(report.size < 1 << 20, `${report.size} bytes: the table was written`);
+    assert.deepEqual(report.replay.recompute.map((x) => [x.name, x.why]), [['table', 'cost']]);
+  } else {
+    assert.match(choice.reason, /^stored/);
+    assert.equal(stored, true);
+  }
   const back = await runCli(['restore', 'big', '-c', 'print(len(table), table[:3])'], { cwd: dir, tierUp: true });
-  assert.equal(back.stdout, "134217728 b'\\x00\\x01\\x02'\n", back.stderr);
+  assert.equal(back.code, 0, back.stderr);
+  assert.equal(back.stdout, "134217728 b'\\x00\\x00\\x00'\n", back.stderr);
+  if (choice.chosen) assert.match(back.stderr, /^ {2}table: recomputed by re-running cell \[1\]/m);
 });
