@@ -72,10 +72,13 @@ snap = await el.checkpoint("high", names=NAMES)`);
   });
 
   await t.test('a second checkpoint reuses the unchanged records, and restores', async () => {
-    const out = await pyJson(high, `[(snap2 := await el.checkpoint("high2", names=NAMES)).reuse["reused"] >= 2,
-  small["k"].append(-1) or (await el.checkpoint("high3", names=NAMES)).reuse["written"] >= 1,
+    // (a failed checkpoint's problems in the message: it failed once, in one CI run only)
+    const second = await pyJson(high, `[(snap2 := await el.checkpoint("high2", names=NAMES)).ok, snap2.problems,
+  (snap2.reuse or {}).get("reused", 0) >= 2]`);
+    assert.deepEqual(second, [true, [], true]);
+    const out = await pyJson(high, `[small["k"].append(-1) or (await el.checkpoint("high3", names=NAMES)).reuse["written"] >= 1,
   (await el.restore("high3", namespace=(b3 := {}))).ok, check(b3)]`);
-    assert.deepEqual(out, [true, true, true, WHOLE]);
+    assert.deepEqual(out, [true, true, WHOLE]);
   });
 
   await t.test('restore in a fresh interpreter', async () => {
