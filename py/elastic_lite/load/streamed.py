@@ -399,7 +399,7 @@ def _reads_into(store):
 
 
 async def _read_into(store, key, pieces, check):
-    """Has the JS store read record `key` into `pieces` ([(offset in the record, bytearray)])
+    """Has the JS store read record `key` into `pieces` ([(offset in the record, bytearray or bytes)])
     where they lie; with `check` (they cover the record) whether the bytes match the key."""
     from js import Array, Object
     with _jsbytes.LiveViews() as live:
