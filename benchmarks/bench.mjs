@@ -3,7 +3,8 @@
 //
 //   npm run bench                   # ~25 min on a quiet 2-core machine; prints one table
 //   EL_BENCH_QUICK=1 npm run bench  # smoke run: 1 run each, every state at its smallest
-//                                   # (bench_python.QUICK), small "large" state, 5 cells over 8 MiB
+//                                   # (bench_python.QUICK), small "large" state, 5 cells over 8 MiB,
+//                                   # one Pyodide under Node and one Chromium kernel for every part
 //   EL_BENCH_RUNS=N                 # rounds per figure (default 7; ratios: median of the rounds')
 //   EL_BENCH_ONLY=node,native,points,chromium,large,compute,history,published   # parts to run (default all)
 //   EL_BENCH_OUT=DIR                # where bench.json goes (default build/bench)
@@ -101,10 +102,24 @@ async function loadBench(pyodide) {
   return pyodide.pyimport('bench_python');
 }
 
+// A Pyodide under Node with the benchmark's modules. QUICK: one, shared by the node and points
+// parts (the smoke run proves they run, not their figures); else a fresh one per part.
+let nodePyodide = null;
+function benchPyodide() {
+  const fresh = async () => {
+    const py = await createPyodide({ stdout: () => {}, stderr: () => {} });
+    await loadBench(py);
+    return py;
+  };
+  if (!QUICK) return fresh();
+  nodePyodide ??= fresh();
+  return nodePyodide;
+}
+
 async function nodePart() {
   log(`Pyodide under Node: ${NODE_ROWS.join(', ')} (${RUNS} run(s) each)`);
-  const py = await createPyodide({ stdout: () => {}, stderr: () => {} });
-  const B = await loadBench(py);
+  const py = await benchPyodide();
+  const B = py.pyimport('bench_python');
   if (QUICK) B.quick();
   const rows = [];
   for (const row of NODE_ROWS) {
@@ -122,8 +137,7 @@ async function nodePart() {
 // (benchmarks/small_change.py), in Pyodide under Node and in host CPython.
 async function pointPart() {
   log('automatic point after a small change (200 variables): Pyodide under Node');
-  const py = await createPyodide({ stdout: () => {}, stderr: () => {} });
-  await loadBench(py);
+  const py = await benchPyodide();
   const S = py.pyimport('small_change');
   const r = await S.bench(RUNS);
   const out = { node: r.toJs({ dict_converter: Object.fromEntries }) };
@@ -168,6 +182,24 @@ async function openWorker(browser, server) {
   if (process.env.EL_BENCH_BYTES_FROM) await op('bytesFrom', { bytes: Number(process.env.EL_BENCH_BYTES_FROM) });
   if (QUICK) await worker.evaluate(() => { const B = self.benchPyodide.pyimport('bench_python'); B.quick(); B.destroy(); });
   return { page, op, info };
+}
+
+// A kernel for a part: { op, info, close }. The full run opens a fresh one (a new page: its own
+// worker and Pyodide) wherever a part needs one, as measured. QUICK (the smoke run of
+// tests/node/bench-smoke.test.mjs, which proves every part runs, not its figures) opens one
+// worker and gives it to every part and to every "fresh kernel" in turn, the last part's
+// variables removed first (bench_python.teardown; restores go into a fresh namespace anyway):
+// one Pyodide start in Chromium instead of nine.
+let sharedKernel = null;
+async function kernel(browser, server) {
+  if (!QUICK) {
+    const w = await openWorker(browser, server);
+    return { ...w, close: () => w.page.close() };
+  }
+  sharedKernel ??= openWorker(browser, server);
+  const w = await sharedKernel;
+  await w.op('teardown');
+  return { ...w, close: async () => {} };
 }
 
 // One row: a warm-up round (untimed: it also makes what the floors read), then RUNS rounds of
@@ -255,7 +287,7 @@ async function chromiumRow(op, row, browser) {
 }
 
 async function chromiumPart(browser, server) {
-  const { page, op, info } = await openWorker(browser, server);
+  const { op, info, close } = await kernel(browser, server);
   log(`Chromium (${info.userAgent.match(/Chrome\/[\d.]+/)?.[0]}), Pyodide ${info.pyodide}: ${CHROMIUM_ROWS.join(', ')}`);
   const rows = [];
   for (const row of CHROMIUM_ROWS) {
@@ -268,14 +300,14 @@ async function chromiumPart(browser, server) {
       + (r.ab_stream_from ? `; restore / streamed from ${r.ab_stream_from.bytes}: ${r.ab_stream_from.restore.toFixed(2)}× (${r.restore_ms.toFixed(0)} / ${r.ab_stream_from.restore_stream_from_ms.toFixed(0)} ms; that / floor ${r.ab_stream_from.ratio.toFixed(2)}×)` : '')
       + (r.ab_stream ? `; restore now / before: ${r.ab_stream.restore.toFixed(2)}× (${r.restore_ms.toFixed(0)} / ${r.ab_stream.restore_before_ms.toFixed(0)} ms; before / floor ${r.ab_stream.restore_before_ratio.toFixed(2)}×)` : ''));
   }
-  await page.close();
+  await close();
   return { info, rows };
 }
 
 // Issue 21's automatic point in the browser: the same cells as pointPart's, in a worker whose
 // kernel checkpoints into the IndexedDB store (wall time).
 async function chromiumPoints(browser, server) {
-  const { page, op } = await openWorker(browser, server);
+  const { op, close } = await kernel(browser, server);
   try {
     const base = process.env.EL_BENCH_POINTS_BASE ? '/bench-base/indexeddb.mjs' : null;
     const r = await op('points', { runs: RUNS, rounds: Number(process.env.EL_BENCH_POINTS_ROUNDS) || 1, base });
@@ -288,7 +320,7 @@ async function chromiumPoints(browser, server) {
   } catch (err) {
     return { error: reason(err) };
   } finally {
-    await page.close();
+    await close();
   }
 }
 
@@ -322,7 +354,7 @@ async function largeState(browser, server, row) {
   const names = Array.from({ length: count }, (_, i) => `blob${i}`);
   const out = { row, state_bytes: count * mib * MiB, largest_record: mib * MiB };
   const label = `${(out.state_bytes / MiB).toFixed(0)} MiB state (${count} × ${mib} MiB)`;
-  let w = await openWorker(browser, server);
+  let w = await kernel(browser, server);
   try {
     log(`large ${label}: setup`);
     await w.op('setup', { row });
@@ -339,9 +371,9 @@ async function largeState(browser, server, row) {
     log(`  failed: ${out.error}`);
     return out;
   } finally {
-    await w.page.close();
+    await w.close();
   }
-  w = await openWorker(browser, server);
+  w = await kernel(browser, server);
   try {
     await w.op('bind', { names });
     const mem0 = await w.op('memory');
@@ -361,7 +393,7 @@ async function largeState(browser, server, row) {
     log(`  restore failed: ${out.restore_error}`);
   } finally {
     await w.op('forget', { name }).catch(() => {});
-    await w.page.close();
+    await w.close();
   }
   return out;
 }
@@ -409,12 +441,12 @@ async function computePart(browser, server) {
   const out = {};
   const runs = QUICK ? 1 : Math.min(RUNS, 3);
   const fresh = async (step) => {
-    const w = await openWorker(browser, server);
+    const w = await kernel(browser, server);
     try {
       await w.op('bind', { names });
       return await step(w.op);
     } finally {
-      await w.page.close();
+      await w.close();
     }
   };
   for (let r = 0; r < runs; r += 1) {
@@ -444,7 +476,7 @@ async function computePart(browser, server) {
 
 // Issue 14's session: a 100 MiB buffer that never changes, small variables that do.
 async function historyPart(browser, server) {
-  const { page, op } = await openWorker(browser, server);
+  const { op, close } = await kernel(browser, server);
   try {
     const cells = QUICK ? 5 : 50;
     const mib = QUICK ? 8 : 100;
@@ -455,7 +487,7 @@ async function historyPart(browser, server) {
   } catch (err) {
     return { error: reason(err) };
   } finally {
-    await page.close();
+    await close();
   }
 }
 
@@ -481,11 +513,14 @@ async function main() {
   const browser = await launchChromium();
   try {
     if (ONLY.has('chromium')) result.chromium = await chromiumPart(browser, server);
-    if (ONLY.has('points')) result.points.chromium = await chromiumPoints(browser, server);
     if (ONLY.has('large')) result.large = await largePart(browser, server);
     if (ONLY.has('phases')) result.phases = await phasesPart(browser, server);
     if (ONLY.has('compute')) result.compute = await computePart(browser, server);
     if (ONLY.has('history')) result.history = await historyPart(browser, server);
+    // after the history session: in the QUICK run's one kernel, the points' change watch stays
+    // switched on once their namespace is gone (sys.monitoring events on every resumption of
+    // code outside a watched namespace), which made the history's cells run ~7x slower
+    if (ONLY.has('points')) result.points.chromium = await chromiumPoints(browser, server);
     if (ONLY.has('published')) {
       result.published = await publishedPart(browser, { runs: QUICK ? 1 : Math.min(RUNS, 3), log })
         .catch((err) => ({ error: reason(err) }));
