@@ -786,12 +786,13 @@ export async function holdLock(lockName, { timeoutMs = DEFAULT_LOCK_TIMEOUT_MS, 
 // The IndexedDB store
 // ---------------------------------------------------------------------------------------------
 //
-// Schema v2 (object stores):
+// Schema v3 (object stores):
 //   "checkpoints"   keyPath "name", index "notebook"
 //                   { name, v: 2, notebook?, createdMs, size, meta }   what list() reads
-//   "bodies"        keyPath "name"          { name, head, records: [{key, length}], tail }
-//   "records"       keyPath "key", index "refs"
-//                   { key, length, chunkSize, chunkCount, refs, pinnedMs, damaged? }
+//   "bodies"        keyPath "name", index "keys" (multiEntry)
+//                   { name, head, records: [{key, length}], tail, keys: [distinct record keys] }
+//   "records"       keyPath "key", index "pinned" (on pinnedMs)
+//                   { key, length, chunkSize, chunkCount, pinnedMs, file?, damaged? }
 //   "recordChunks"  keyPath ["key", "seq"]  { key, seq, data: Uint8Array }  (chunk seq holds
 //                   bytes [seq * chunkSize, ...) of the record)
 //   "settings"      keyPath "id"            { id: "retention" | "retention:<notebook>", policy },
@@ -799,20 +800,23 @@ export async function holdLock(lockName, { timeoutMs = DEFAULT_LOCK_TIMEOUT_MS, 
 //                   (records hasRecords() found, pinned for their writer: see readPins)
 //   "chunks"        (schema v1; empty once its checkpoints are converted, see _convertV1)
 //
-// `refs` counts the checkpoints whose body names the record. A record is written (refs 0,
-// pinned by its writer) before the checkpoint that uses it is committed; commit() counts it,
-// unpins it and writes the checkpoint in ONE transaction, after checking that every record it
-// names is there. So an abort, a closed tab or a quota error at any point leaves every listed
-// checkpoint whole; what a failed write can leave behind is records with refs 0, given back by
-// the writer (discardRecords) or swept (sweep(), run on open) once their pin is older than
-// orphanGraceMs. A record written gets its pin in its row (pinnedMs); one found already stored
-// by hasRecords() gets it in the "pins" row (one write per call, not one per record). The
-// "pins" row is an addition within schema v2: an older elastic-lite ignores it (its delete
-// may then free a record a newer writer found; that writer's commit fails with
-// missing-record, nothing half-written is kept). put() writes records and entry in one transaction and leaves nothing behind.
-// Deleting a checkpoint frees each record no other checkpoint counts (unless a writer pinned it).
+// A record is used while some body names it: the bodies' multiEntry index "keys" says which
+// (schema v2 kept a count `refs` in each record row instead, so every new checkpoint rewrote
+// the row of every record it shares with others: ~100 row writes for an automatic point that
+// wrote one record; v3 writes the body and the checkpoint row, and the rows of the records it
+// wrote). A record is written (pinned by its writer: pinnedMs) before the checkpoint that uses
+// it is committed; commit() unpins it and writes the checkpoint in ONE transaction, after
+// checking that every record it names is there. So an abort, a closed tab or a quota error at
+// any point leaves every listed checkpoint whole; what a failed write can leave behind is
+// unused records with a pin, given back by the writer (discardRecords) or swept (sweep(), run
+// on open: the index "pinned" lists the rows with pinnedMs > 0) once their pin is older than
+// orphanGraceMs. A record found already stored by hasRecords() gets its pin in the "pins" row
+// (one write per call, not one per record); a record left unused while pinned there gets that
+// pin into its row too, so that the sweep finds it. put() writes records and entry in one
+// transaction and leaves nothing behind. Deleting a checkpoint (or replacing it, or retention
+// removing it) frees each of its records no other body names, unless a writer pinned it.
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 export const DEFAULT_CHUNK_SIZE = 4 * 1024 * 1024;
 export const DEFAULT_ORPHAN_GRACE_MS = 10 * 60 * 1000;
 const CHECKPOINTS = 'checkpoints';
@@ -846,7 +850,41 @@ const MIGRATIONS = [
     db.createObjectStore(RECORD_CHUNKS, { keyPath: ['key', 'seq'] });
     db.createObjectStore(SETTINGS, { keyPath: 'id' });
   },
+  // 2 -> 3: a record is used while a body names it (index "keys"), no count per record row.
+  // Every body gets its keys; every record row loses `refs`, and one no checkpoint counted
+  // (refs 0: a write that died, a pin not yet expired) keeps at least an expired pin, so that
+  // the sweep looks at it. Nothing else changes: every checkpoint keeps its bytes.
+  (db, tx) => {
+    const bodies = tx.objectStore(BODIES);
+    bodies.createIndex('keys', 'keys', { unique: false, multiEntry: true });
+    const records = tx.objectStore(RECORDS);
+    records.deleteIndex('refs');
+    records.createIndex('pinned', 'pinnedMs', { unique: false });
+    eachRow(bodies, (body) => ({ ...body, keys: Array.isArray(body.records) ? bodyKeys(body.records) : [] }));
+    eachRow(records, (row) => {
+      const { refs, ...rest } = row;
+      if (!(refs > 0) && !(rest.pinnedMs > 0)) rest.pinnedMs = 1;
+      return rest;
+    });
+  },
 ];
+
+// Rewrites every row of `store` as fn(row) (inside the version-change transaction).
+function eachRow(store, fn) {
+  const cursor = store.openCursor();
+  cursor.onsuccess = () => {
+    const c = cursor.result;
+    if (!c) return;
+    c.update(fn(c.value));
+    c.continue();
+  };
+}
+
+// The keys a body lists in its index "keys": each record key once (a body naming something
+// else than a key has it left out: such a body is corrupted, and get() says so).
+function bodyKeys(records) {
+  return [...new Set(records.filter((r) => r && isRecordKey(r.key)).map((r) => r.key))];
+}
 
 function fmtBytes(n) {
   if (n == null || !Number.isFinite(n)) return 'unknown';
@@ -904,9 +942,12 @@ function afterCommit(tx, fn) {
   (tx[AFTER_COMMIT] ??= []).push(fn);
 }
 
-// Reference counts of records inside one readwrite transaction: rows are read once, changed
-// in memory, and written (or freed) by flush().
-class RefCounts {
+// Which records are used, inside one readwrite transaction: the rows of the records a write
+// names are read once (load), those it names are used (use: unpinned), those of the entries it
+// drops are looked at (release): flush() frees each that no body names any more (asked of the
+// bodies' index "keys" after the transaction's own writes to the bodies) unless a writer pinned
+// it, and writes the rows whose pin changed.
+class RecordUse {
   // `size`: the store object's hint of how many record rows there are (see recordRows)
   constructor(tx, graceMs, size = null) {
     this.tx = tx;
@@ -914,34 +955,38 @@ class RefCounts {
     this.records = tx.objectStore(RECORDS);
     this.chunks = tx.objectStore(RECORD_CHUNKS);
     this.rows = new Map();
-    this.was = new Map(); // key -> "refs/pinnedMs" as read: a row left as it was is not written again
+    this.was = new Map(); // key -> pinnedMs as read: a row left as it was is not written again
     this.graceMs = graceMs;
     this.pins = null; // the writers' pins (readPins), read when first needed
-    this.unpinned = [];
+    this.used = new Set(); // keys the write names (its entry's records)
+    this.released = new Set(); // keys of the entries it drops
     this.gone = new Set(); // keys whose rows say more chunks than are stored (load with chunks)
   }
 
   // `chunks`: also which of them have lost chunks (this.gone), as recordRows says.
   async load(keys, { chunks = false } = {}) {
     const todo = [...new Set(keys.filter((k) => !this.rows.has(k)))];
-    const { rows, gone } = await recordRows(this.tx, todo, { chunks, size: this.size });
-    for (const k of gone) this.gone.add(k);
-    for (const k of todo) {
-      const row = rows.get(k) ?? null;
-      this.rows.set(k, row);
-      if (row) this.was.set(k, `${row.refs}/${row.pinnedMs}`);
+    if (todo.length) {
+      const { rows, gone } = await recordRows(this.tx, todo, { chunks, size: this.size });
+      for (const k of gone) this.gone.add(k);
+      for (const k of todo) {
+        const row = rows.get(k) ?? null;
+        this.rows.set(k, row);
+        if (row) this.was.set(k, row.pinnedMs);
+      }
     }
     return keys.map((k) => this.rows.get(k));
   }
 
-  async add(keys, delta, { unpin = false } = {}) {
-    for (const row of await this.load(keys)) {
-      if (!row) continue;
-      row.refs = Math.max(0, (row.refs || 0) + delta);
-      if (unpin && row.pinnedMs) row.pinnedMs = 0;
-      row.dirty = true;
-    }
-    if (unpin) this.unpinned.push(...keys);
+  // The records of the entry being written: used, and no longer pinned (the entry holds them).
+  async use(keys) {
+    for (const row of await this.load(keys)) if (row && row.pinnedMs) row.pinnedMs = 0;
+    for (const k of keys) this.used.add(k);
+  }
+
+  // The records of an entry being dropped: freed by flush() unless still used or pinned.
+  release(keys) {
+    for (const k of keys) this.released.add(k);
   }
 
   async loadPins() {
@@ -949,25 +994,44 @@ class RefCounts {
     return this.pins;
   }
 
-  // A record nobody counts may still be about to be counted: a writer has written or found it
-  // (pin: its row's pinnedMs, or its key in the pins row) and will commit soon. It is freed
-  // only once that pin is older than the grace time. Needs loadPins() first.
+  // An unused record may still be about to be used: a writer has written or found it (pin: its
+  // row's pinnedMs, or its key in the pins row) and will commit soon. It is freed only once
+  // that pin is older than the grace time. Needs loadPins() first.
   freeable(row) {
-    return row.refs === 0 && !(Date.now() - (row.pinnedMs || 0) < this.graceMs) && !this.pins.keys.has(row.key);
+    return !(Date.now() - (row.pinnedMs || 0) < this.graceMs) && !this.pins.keys.has(row.key);
   }
 
   async flush() {
     await this.loadPins();
     let unpinned = false;
-    for (const key of this.unpinned) if (this.pins.keys.delete(key)) unpinned = true;
+    for (const key of this.used) if (this.pins.keys.delete(key)) unpinned = true;
     if (unpinned) writePins(this.tx, this.pins);
+    const candidates = [...this.released].filter((k) => !this.used.has(k));
+    if (candidates.length) {
+      const [rows, named] = await Promise.all([this.load(candidates), namedByBodies(this.tx, candidates)]);
+      candidates.forEach((key, i) => {
+        const row = rows[i];
+        if (!row || named[i]) return;
+        if (this.freeable(row)) {
+          freeRecord(this.records, this.chunks, row);
+          this.rows.set(key, null);
+        } else if (this.pins.keys.has(key)) {
+          // unused, kept by a writer's pin in the pins row: into its row too, for the sweep
+          row.pinnedMs = Math.max(row.pinnedMs || 0, this.pins.keys.get(key));
+        }
+      });
+    }
     for (const [key, row] of this.rows) {
-      if (!row || !row.dirty) continue;
-      delete row.dirty;
-      if (this.freeable(row)) freeRecord(this.records, this.chunks, row);
-      else if (this.was.get(key) !== `${row.refs}/${row.pinnedMs}`) this.records.put(row);
+      if (row && this.was.get(key) !== row.pinnedMs) this.records.put(row);
     }
   }
+}
+
+// [true|false] per key: does some body name it (the bodies' index "keys", as this transaction
+// left it)? All asked at once.
+function namedByBodies(tx, keys) {
+  const index = tx.objectStore(BODIES).index('keys');
+  return Promise.all(keys.map((k) => req(index.count(k)).then((n) => n > 0)));
 }
 
 // The rows of "records" for `keys` (distinct): {rows: Map key -> row (absent: no row)}, and
@@ -1660,7 +1724,7 @@ export class IndexedDBStore {
       if (row) for (let seq = 0; seq < row.chunkCount; seq += 1) chunks.delete([r.key, seq]);
       if (isFileRow(row) && row.file !== r.file) unused(row.file);
       if (r.file) {
-        store.put({ key: r.key, length: r.length, file: r.file, chunkSize: this.chunkSize, chunkCount: 0, refs: row ? row.refs : 0, pinnedMs });
+        store.put({ key: r.key, length: r.length, file: r.file, chunkSize: this.chunkSize, chunkCount: 0, pinnedMs });
         return;
       }
       let seq = 0;
@@ -1668,7 +1732,7 @@ export class IndexedDBStore {
         chunks.put({ key: r.key, seq, data: ownCopy(data) });
         seq += 1;
       }
-      store.put({ key: r.key, length: r.length, chunkSize: this.chunkSize, chunkCount: seq, refs: row ? row.refs : 0, pinnedMs });
+      store.put({ key: r.key, length: r.length, chunkSize: this.chunkSize, chunkCount: seq, pinnedMs });
     });
   }
 
@@ -1711,7 +1775,7 @@ export class IndexedDBStore {
     const expired = [];
     const rows = tx.objectStore(CHECKPOINTS);
     const bodies = tx.objectStore(BODIES);
-    const counts = new RefCounts(tx, this.orphanGraceMs, this._size);
+    const counts = new RecordUse(tx, this.orphanGraceMs, this._size);
     const keys = distinctKeys(entry.records);
     // what the commit reads, asked for at once (each awaited read is a round trip)
     const policyOf = meta.notebook != null && retentionOverride === undefined ? this._retentionIn(tx, meta.notebook) : null;
@@ -1739,14 +1803,14 @@ export class IndexedDBStore {
     const lengths = new Map(entry.records.map((r) => [r.key, r.length]));
     const wrong = keys.filter((k, i) => found[i].length !== lengths.get(k));
     if (wrong.length) throw new Error(`Cannot save checkpoint "${name}": record ${wrong[0]} is stored with another length than the entry says.`);
-    // Count the new records first, so a record shared with the replaced entry never drops to 0.
-    await counts.add(keys, +1, { unpin: true });
+    // (a record shared with the replaced entry or one retention removes stays: it is used)
+    await counts.use(keys);
     await this._dropEntry(tx, counts, name, previous ?? null);
     const row = { name, v: 2, createdMs: meta.createdMs, size: entry.size, meta };
     if (meta.notebook != null) row.notebook = meta.notebook; // null is not a valid index key
     if (sig) row.sig = sig;
     rows.put(row);
-    bodies.put({ name, head: ownCopy(entry.head), records: entry.records, tail: ownCopy(entry.tail) });
+    bodies.put({ name, head: ownCopy(entry.head), records: entry.records, tail: ownCopy(entry.tail), keys });
     if (meta.notebook != null) {
       const nb = await notebookOf;
       const body = { name, head: entry.head, records: entry.records, tail: entry.tail };
@@ -1781,7 +1845,7 @@ export class IndexedDBStore {
     if (row.v === 2) {
       const body = knownBody !== undefined ? knownBody : await req(tx.objectStore(BODIES).get(name));
       tx.objectStore(BODIES).delete(name);
-      if (body && Array.isArray(body.records)) await counts.add(distinctKeys(body.records), -1);
+      if (body && Array.isArray(body.records)) counts.release(bodyKeys(body.records));
     } else {
       deleteV1Chunks(tx.objectStore(V1_CHUNKS), name);
     }
@@ -2122,7 +2186,7 @@ export class IndexedDBStore {
     this._retained.clear(); // (what _predictExpired saw)
     const db = await this._open();
     const drop = async (tx) => {
-      const counts = new RefCounts(tx, this.orphanGraceMs);
+      const counts = new RecordUse(tx, this.orphanGraceMs);
       const existed = await this._dropEntry(tx, counts, name);
       await counts.flush();
       return existed;
@@ -2196,12 +2260,20 @@ export class IndexedDBStore {
   }
 
   _sweepIn(db) {
-    return inTransaction(db, [RECORDS, RECORD_CHUNKS, SETTINGS], 'readwrite', async (tx) => {
-      const counts = new RefCounts(tx, this.orphanGraceMs);
-      const [unused] = await Promise.all([req(tx.objectStore(RECORDS).index('refs').getAll(0)), counts.loadPins()]);
-      const freed = unused.filter((row) => counts.freeable(row));
-      for (const row of freed) freeRecord(counts.records, counts.chunks, row);
-      return freed.length;
+    return inTransaction(db, [RECORDS, RECORD_CHUNKS, BODIES, SETTINGS], 'readwrite', async (tx) => {
+      const counts = new RecordUse(tx, this.orphanGraceMs);
+      // the rows with a pin (written or left unused by a writer), whose pin has expired
+      const Range = globalThis.IDBKeyRange; // absent where a factory is passed in (fake-indexeddb)
+      const index = counts.records.index('pinned');
+      const [pinned] = await Promise.all([req(Range ? index.getAll(Range.lowerBound(0, true)) : index.getAll()), counts.loadPins()]);
+      const due = pinned.filter((row) => row.pinnedMs > 0 && counts.freeable(row));
+      const named = await namedByBodies(tx, due.map((row) => row.key));
+      let freed = 0;
+      due.forEach((row, i) => {
+        if (named[i]) counts.records.put({ ...row, pinnedMs: 0 }); // used: its pin is over
+        else { freeRecord(counts.records, counts.chunks, row); freed += 1; }
+      });
+      return freed;
     });
   }
 
@@ -2231,9 +2303,11 @@ export class IndexedDBStore {
   async discardRecords(keys) {
     const list = [...keys];
     const db = await this._open();
-    return inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readwrite', async (tx) => {
-      const counts = new RefCounts(tx, this.orphanGraceMs);
-      const rows = (await counts.load(distinctKeys(list.map((key) => ({ key }))))).filter((r) => r && r.refs === 0);
+    return inTransaction(db, [RECORDS, RECORD_CHUNKS, BODIES], 'readwrite', async (tx) => {
+      const counts = new RecordUse(tx, this.orphanGraceMs);
+      const keysOf = distinctKeys(list.map((key) => ({ key })));
+      const [found, named] = await Promise.all([counts.load(keysOf), namedByBodies(tx, keysOf)]);
+      const rows = found.filter((r, i) => r && !named[i]);
       for (const row of rows) freeRecord(counts.records, counts.chunks, row);
       return rows.length;
     });

@@ -7,6 +7,7 @@ import fs from 'node:fs/promises';
 import { IDBFactory, IDBObjectStore, IDBDatabase } from 'fake-indexeddb';
 import { IndexedDBStore, SCHEMA_VERSION } from '../../js/store/indexeddb.mjs';
 import { IndexedDBStore as IndexedDBStoreV1 } from './store-fixtures/v1/indexeddb.mjs';
+import { IndexedDBStore as IndexedDBStoreV2 } from './store-fixtures/v2/indexeddb.mjs';
 import { storeContract, payload, formatTwo, expectedKey, assertWhole } from './store-contract.mjs';
 
 // Small chunks so that a few KB already spans several chunks.
@@ -36,29 +37,41 @@ async function rawDump(idb, dbName = 'elastic-lite') {
 }
 
 /**
- * The bookkeeping is exact: every record's refs is the number of checkpoints naming it, every
- * record has all its chunks and nothing else, no checkpoint names a record that is not there.
+ * The bookkeeping is exact (schema v3): every body lists in `keys` each record it names once,
+ * every record named has its row and all its chunks and nothing else, and a record no body
+ * names is pinned (its row's pinnedMs, or the pins row): the sweep finds it. No row keeps the
+ * count of schema v2.
  */
 async function assertConsistent(idb) {
   const d = await rawDump(idb);
-  const counted = new Map();
+  const named = new Set();
   for (const row of d.checkpoints) {
     if (row.v !== 2) continue;
     const body = d.bodies.find((b) => b.name === row.name);
     assert.ok(body, `checkpoint "${row.name}" has its body`);
-    for (const k of new Set(body.records.map((r) => r.key))) counted.set(k, (counted.get(k) ?? 0) + 1);
+    const keys = [...new Set(body.records.map((r) => r.key))];
+    assert.deepEqual([...body.keys].sort(), keys.sort(), `the body of "${row.name}" lists its record keys`);
+    for (const k of keys) named.add(k);
   }
   assert.equal(d.bodies.length, d.checkpoints.filter((r) => r.v === 2).length, 'no body without its checkpoint');
   const rows = new Map(d.records.map((r) => [r.key, r]));
-  for (const [k, n] of counted) assert.equal(rows.get(k)?.refs, n, `record ${k.slice(0, 8)} counted ${n} times`);
+  const pins = d.settings.find((s) => s.id === 'pins')?.keys ?? {};
+  for (const k of named) assert.ok(rows.has(k), `record ${k.slice(0, 8)} is stored`);
   for (const r of d.records) {
-    if (!counted.has(r.key)) assert.equal(r.refs, 0, `record ${r.key.slice(0, 8)} is counted but unused`);
+    assert.equal(r.refs, undefined, `record ${r.key.slice(0, 8)} has no count`);
+    if (!named.has(r.key)) assert.ok(r.pinnedMs > 0 || r.key in pins, `record ${r.key.slice(0, 8)} is unused and not pinned`);
     const chunks = d.recordChunks.filter((c) => c.key === r.key).sort((a, b) => a.seq - b.seq);
     assert.deepEqual(chunks.map((c) => c.seq), [...Array(r.chunkCount).keys()], `record ${r.key.slice(0, 8)} has its chunks`);
     assert.equal(chunks.reduce((n, c) => n + c.data.byteLength, 0), r.length);
   }
   assert.deepEqual(d.recordChunks.filter((c) => !rows.has(c.key)), [], 'no chunk without its record');
   return d;
+}
+
+/** The record rows no body names (schema v3: what the sweep may free once unpinned). */
+function unusedRows(d) {
+  const named = new Set(d.bodies.flatMap((b) => b.records.map((r) => r.key)));
+  return d.records.filter((r) => !named.has(r.key));
 }
 
 /**
@@ -144,6 +157,54 @@ test('upgrade: checkpoints saved with schema v1 are converted, byte for byte, me
   assert.equal(await store.delete('small'), true);
   assert.deepEqual((await store.get('twin')).bytes, payload(10, 2));
   await store.close();
+});
+
+test('upgrade: a schema-v2 store (counts in record rows) opens as v3, every checkpoint byte for byte, ' +
+  'signatures valid, shared records kept, an unused record swept once its pin expires', async () => {
+  const idb = new IDBFactory();
+  const v2 = new IndexedDBStoreV2({ indexedDB: idb, chunkSize: CHUNK });
+  const shared = payload(2500, 1);
+  const a = formatTwo([shared, payload(300, 2)], { seed: 1 });
+  const b = formatTwo([shared, payload(400, 3)], { seed: 2 });
+  await v2.put('a', a.bytes, { notebook: 'n.ipynb', createdMs: 1 }, { sign: true });
+  await v2.put('b', b.bytes, { createdMs: 2 });
+  // a point: one record written beside the ones of "a", committed signed
+  const ea = await v2.getEntry('a');
+  const [fresh] = await v2.putRecords([payload(500, 4)]);
+  await v2.commit('p', { head: ea.head, tail: ea.tail, records: [...ea.records, { key: fresh, length: 500 }], meta: { createdMs: 3 } });
+  const [orphan] = await v2.putRecords([payload(600, 5)]); // a writer that died before its commit
+  const before = await v2.list();
+  const bytes = {};
+  for (const e of before) bytes[e.name] = (await v2.get(e.name)).bytes;
+  await v2.close();
+  assert.ok((await rawDump(idb)).records.every((r) => Number.isInteger(r.refs)), 'the v2 rows have counts');
+
+  const store = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
+  assert.deepEqual(await store.list(), before, 'the same list, same metadata');
+  for (const e of before) {
+    const got = await store.get(e.name);
+    assert.deepEqual(got.bytes, bytes[e.name], e.name);
+    assert.equal((await store.getEntry(e.name)).signature.state, e.name === 'b' ? 'unsigned' : 'valid', e.name);
+  }
+  const db = await store._open();
+  assert.equal(db.version, SCHEMA_VERSION);
+  assert.deepEqual([...db.transaction(['bodies']).objectStore('bodies').indexNames], ['keys']);
+  assert.deepEqual([...db.transaction(['records']).objectStore('records').indexNames], ['pinned']);
+  const d = await assertConsistent(idb);
+  assert.ok(d.records.some((r) => r.key === orphan), 'the unused record waits for its pin to expire');
+  // deleting frees what no other checkpoint names, and only that
+  await store.delete('b');
+  assert.deepEqual((await store.get('a')).bytes, bytes.a, '"a" keeps the record it shared with "b"');
+  await store.delete('p');
+  await assertConsistent(idb);
+  await store.close();
+  const later = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK, orphanGraceMs: 0 });
+  await later.sweep();
+  assert.deepEqual((await rawDump(idb)).records.map((r) => r.key).sort(), ea.records.map((r) => r.key).sort(),
+    'left: the records of "a"; the unused one swept');
+  await later.delete('a');
+  assert.equal((await later.stats()).records, 0);
+  await later.close();
 });
 
 test('upgrade: a conversion that fails part-way leaves the v1 checkpoint readable, and is finished later', async () => {
@@ -283,7 +344,7 @@ for (const mode of ['quota, synchronous', 'quota, asynchronous', 'transaction ab
       await assertConsistent(idb);
       await after.sweep();
       const d = await assertConsistent(idb);
-      assert.deepEqual(d.records.filter((r) => r.refs === 0), [], `write ${failAt}: nothing left unused after the sweep`);
+      assert.deepEqual(unusedRows(d), [], `write ${failAt}: nothing left unused after the sweep`);
       await after.close();
       if (!failure) {
         assert.deepEqual(names, ['s', 'x']);
@@ -515,7 +576,7 @@ async function rowWrites(name, fn) {
 }
 
 test('a point\'s pins and counts: hasRecords pins found records in one row, not by rewriting each; ' +
-  'another tab\'s delete keeps them until the commit; the commit writes only rows whose count changes', async () => {
+  'another tab\'s delete keeps them until the commit; the commit writes only rows whose pin changes', async () => {
   const idb = new IDBFactory();
   const writer = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK });
   const other = new IndexedDBStore({ indexedDB: idb, chunkSize: CHUNK }); // another tab
@@ -533,15 +594,24 @@ test('a point\'s pins and counts: hasRecords pins found records in one row, not 
   await assertConsistent(idb);
   const [added] = await writer.putRecords([payload(600, 4)]);
   const next = { ...entry, records: [...entry.records, { key: added, length: 600 }], meta: {} };
-  // every row's count changes here (0 -> 1): all four are written
+  // every row's pin ends here (the writer's three, kept by the delete, and the new one's)
   assert.equal(await rowWrites('records', () => writer.commit('new', next)), 4);
   await assertConsistent(idb);
   // the next point: the same records found again, one more written; only that one's row changes
   await writer.hasRecords(next.records.map((r) => r.key));
   const [third] = await writer.putRecords([payload(700, 5)]);
   assert.equal(await rowWrites('records', () => writer.commit('new', { ...next, records: [...next.records, { key: third, length: 700 }] })), 1,
-    'rows whose count is unchanged are not written again');
+    'rows that were not pinned are not written again');
   await assertConsistent(idb);
+  // a point under a new name (outside a notebook, each point is one): the records it shares
+  // with other checkpoints are used by the body naming them, no row of theirs is written
+  const [fourth] = await writer.putRecords([payload(800, 6)]);
+  const named = { ...next, records: [...next.records, { key: fourth, length: 800 }] };
+  assert.equal(await rowWrites('records', () => writer.commit('newer', named)), 1,
+    'only the row of the record it wrote (unpinned), not one per shared record');
+  await assertConsistent(idb);
+  await other.delete('newer');
+  assert.equal((await other.stats()).records, 5, 'its records still named by "new" stay; its own is freed');
   await other.delete('new');
   assert.equal((await other.stats()).records, 0, 'the commit unpinned them: freed at once by the delete');
   // pins of a writer that never commits last the grace time, then the sweep frees the records

@@ -49,6 +49,12 @@ export function sameBytes(a, b) {
   return true;
 }
 
+/** The record rows no body names (schema v3: what the sweep may free once unpinned). */
+export function unusedRows(d) {
+  const named = new Set(d.bodies.flatMap((b) => b.records.map((r) => r.key)));
+  return d.records.filter((r) => !named.has(r.key));
+}
+
 /** Every row of every object store of database `dbName`, read behind the store's back. */
 export async function rawDump(dbName) {
   const db = await new Promise((resolve, reject) => {
@@ -69,8 +75,9 @@ export async function rawDump(dbName) {
 
 /**
  * Problems (strings) with what a store holds: a listed checkpoint that does not read back as
- * one of `versions[name]`, a record counted wrongly, missing a chunk, or a chunk without its
- * record. [] when all is well.
+ * one of `versions[name]`, a body not listing its record keys, a record used but not stored or
+ * unused but not pinned (schema v3), missing a chunk, or a chunk without its record. [] when all
+ * is well.
  */
 export async function problems(store, versions) {
   const out = [];
@@ -81,17 +88,21 @@ export async function problems(store, versions) {
     } catch (err) { out.push(`"${name}" cannot be read: ${err.message}`); }
   }
   const d = await rawDump(store.dbName);
-  const counted = new Map();
+  const named = new Set();
   for (const row of d.checkpoints) {
     if (row.v !== 2) continue;
     const body = d.bodies.find((b) => b.name === row.name);
     if (!body) { out.push(`"${row.name}" has no body`); continue; }
-    for (const k of new Set(body.records.map((r) => r.key))) counted.set(k, (counted.get(k) ?? 0) + 1);
+    const keys = [...new Set(body.records.map((r) => r.key))];
+    if (!Array.isArray(body.keys) || [...body.keys].sort().join() !== keys.sort().join()) out.push(`the body of "${row.name}" does not list its record keys`);
+    for (const k of keys) named.add(k);
   }
   const rows = new Map(d.records.map((r) => [r.key, r]));
-  for (const [k, n] of counted) if (rows.get(k)?.refs !== n) out.push(`record ${k.slice(0, 8)} counted ${rows.get(k)?.refs}, used ${n}`);
+  const pins = d.settings.find((s) => s.id === 'pins')?.keys ?? {};
+  for (const k of named) if (!rows.has(k)) out.push(`record ${k.slice(0, 8)} is used but not stored`);
   for (const r of d.records) {
-    if (!counted.has(r.key) && r.refs !== 0) out.push(`record ${r.key.slice(0, 8)} counted ${r.refs}, unused`);
+    if (r.refs !== undefined) out.push(`record ${r.key.slice(0, 8)} keeps a count (schema v2)`);
+    if (!named.has(r.key) && !(r.pinnedMs > 0) && !(r.key in pins)) out.push(`record ${r.key.slice(0, 8)} is unused and not pinned: no sweep would free it`);
     const seqs = d.recordChunks.filter((c) => c.key === r.key).map((c) => c.seq).sort((a, b) => a - b);
     if (seqs.join() !== [...Array(r.chunkCount).keys()].join()) out.push(`record ${r.key.slice(0, 8)} lacks chunks`);
   }
