@@ -20,5 +20,8 @@ export async function callHost(pyodide, op, kwargs = {}, { data = null, progress
   }
   // undefined, not null, for "none": JS null reaches Python as jsnull, undefined as None
   const onProgress = progress ? (json) => progress(JSON.parse(json)) : undefined;
-  return JSON.parse(await hostCalls.get(pyodide)(op, JSON.stringify(kwargs), data ?? undefined, onProgress));
+  // the report as UTF-8 bytes (utf8 = true): a str Python made above 2 GiB of its heap would
+  // cross as NULs (py/elastic_lite/_jsbytes.py, "Strings")
+  const report = await hostCalls.get(pyodide)(op, JSON.stringify(kwargs), data ?? undefined, onProgress, true);
+  return JSON.parse(new TextDecoder().decode(report));
 }

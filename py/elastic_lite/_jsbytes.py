@@ -19,6 +19,16 @@ the calls above:
     read_into(dst, src, at) fills the Python buffer dst from the JS array src at offset at
     as_buffer(data)         bytes-like data as it is; a JS Uint8Array / ArrayBuffer by to_py
 
+Strings have the same trouble one way: Pyodide hands an ASCII str of 64 characters or more to
+JavaScript by decoding `HEAPU8.subarray(ptr, ptr + len)` with the address SIGNED, so such a
+str lying above 2 GiB arrives as other characters (NULs, mostly) -- an argument, a value
+inside a dict given to `to_js`, a return value. Shorter or non-ASCII strs, and every string
+coming from JavaScript into Python, cross whole. So Python data that JavaScript must read goes
+through `call` below: JSON text, copied as UTF-8 bytes (by this module) and parsed in JS.
+
+    call(this, fn, args, js)  this[fn](...args) (fn a method name) or fn(...args) (a JS
+                            function), the Python data in `args` rebuilt in JS by JSON.parse
+
 `buf` is anything with the buffer protocol (bytes, bytearray, memoryview, PickleBuffer,
 array); a non-contiguous one is copied to bytes first (its view would span the gaps).
 
@@ -34,6 +44,11 @@ _LOW = 1 << 31  # Pyodide's own copies are right for Python memory below this ad
 _js = None      # the JS functions, made on first use
 _offset = None  # bytes' data address minus id(bytes): checked once; False if it did not hold
 _u8 = None      # js.Uint8Array, looked up once (a `from js import` per call costs ~1 us)
+_caller = None  # the JS function of call() and JsProxy, set on first use
+_JsProxy = None
+_json = None    # JSON text of call()'s data: one encoder, made once (json.dumps with options
+                # builds a new one per call)
+_ASCII_SAFE = 64  # an ASCII str shorter than this crosses whole at any address
 
 
 def _functions():
@@ -186,3 +201,62 @@ class LiveViews:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _plain_scalar(value):
+    """True for a value Pyodide's own conversion hands to JS right at any address."""
+    if isinstance(value, str):
+        return len(value) < _ASCII_SAFE or not value.isascii()
+    return value is None or isinstance(value, (bool, int, float))
+
+
+def _call_function():
+    global _caller, _JsProxy, _json
+    if _caller is None:
+        import json
+        from pyodide.code import run_js
+        from pyodide.ffi import JsProxy
+        _JsProxy = JsProxy
+        _json = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+        # data: UTF-8 JSON bytes of [args, paths] (or the same already as JS values, see
+        # call); null means "none" as Pyodide's to_js(None) (undefined) does; each path
+        # (argument index, then keys) receives the next JS value of `js`.
+        _caller = run_js("""(() => { const text = new TextDecoder();
+  const none = (k, v) => (v === null ? undefined : v);
+  return (self, fn, data, ...js) => {
+    const [a, paths] = data instanceof Uint8Array ? JSON.parse(text.decode(data), none) : data;
+    paths.forEach((p, k) => { let o = a; for (let i = 0; i < p.length - 1; i++) o = o[p[i]];
+      o[p[p.length - 1]] = js[k]; });
+    return typeof fn === 'string' ? self[fn](...a) : fn.apply(self, a);
+  }; })()""")
+    return _caller
+
+
+def call(this, fn, args=(), js=None):
+    """`this[fn](...args)` (fn a method name) or `fn(...args)` (fn a JS function, this None):
+    what it returns (a JsProxy of a promise for an async JS method: await it).
+
+    The Python data in `args` (str, numbers, bools, None, lists / tuples, dicts with str
+    keys) reaches JS whole at any heap address: as JSON text, copied as UTF-8 bytes, parsed
+    in JS (None becomes undefined, as with Pyodide's to_js). A JsProxy argument is passed as
+    it is; `js` {path: JS value} puts JS values (Uint8Arrays, arrays of them) inside the
+    data, path = (argument index, key, ...), e.g. {(1, "head"): u8}. Data that is not JSON
+    (NaN, bytes, other keys) goes through Pyodide's to_js instead. Arguments that are all
+    short or non-ASCII strs, numbers, bools or None are passed straight (the fast path)."""
+    args = list(args)
+    if not js and all(_plain_scalar(a) for a in args):
+        return (getattr(this, fn) if isinstance(fn, str) else fn)(*args)
+    caller = _call_function()
+    js = dict(js or {})
+    for i, a in enumerate(args):
+        if isinstance(a, _JsProxy):  # handed over as it is
+            js[(i,)] = a
+            args[i] = None
+    paths, values = [list(p) for p in js], list(js.values())
+    try:
+        data = to_js(_json([args, paths]).encode())
+    except (TypeError, ValueError):
+        from js import Object
+        from pyodide.ffi import to_js as _to_js
+        data = _to_js([args, paths], dict_converter=Object.fromEntries)
+    return caller(this, fn, data, *values)

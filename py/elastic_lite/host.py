@@ -299,10 +299,13 @@ _OPS = {"checkpoint": checkpoint, "restore": restore, "list": list, "delete": de
         "import": import_checkpoint, "export": export, "inspect": inspect, "run_cell": run_cell}
 
 
-async def call(op, kwargs_json="{}", data=None, progress=None):
+async def call(op, kwargs_json="{}", data=None, progress=None, utf8=False):
     """Run operation `op` with keyword arguments from JSON text; returns the report as JSON
     text. `data`: container bytes (a JS Uint8Array) for restore / inspect / import;
-    `progress`: a JS function called with each progress event as JSON text."""
+    `progress`: a JS function called with each progress event as JSON text. `utf8` (a JS
+    caller): the report as a Uint8Array of its UTF-8 JSON instead -- Pyodide hands a str of
+    64 ASCII characters or more that lies above 2 GiB of its heap to JS as NULs (_jsbytes),
+    and a report made after a large state was loaded can lie there."""
     fn = _OPS.get(op)
     if fn is None:
         raise ValueError(f"unknown operation {op!r}; one of {', '.join(_OPS)}")
@@ -310,10 +313,11 @@ async def call(op, kwargs_json="{}", data=None, progress=None):
     if not _stores._is_nullish(data):
         kwargs["data"] = _as_bytes(data)
     if not _stores._is_nullish(progress) and op in ("checkpoint", "restore"):
-        kwargs["progress"] = lambda event: progress(json.dumps(event))
+        kwargs["progress"] = lambda event: _jsbytes.call(None, progress, (json.dumps(event),))
     report = await fn(**kwargs)
     report.pop("data", None)
-    return json.dumps(report, default=str)
+    text = json.dumps(report, default=str)
+    return _jsbytes.to_js(text.encode()) if utf8 else text
 
 
 __all__ = ["checkpoint", "restore", "list", "delete", "import_checkpoint", "export", "inspect",

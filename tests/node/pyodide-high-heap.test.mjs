@@ -71,19 +71,12 @@ snap = await el.checkpoint("high", names=NAMES)`);
     assert.deepEqual(out, [true, true, WHOLE]);
   });
 
-  // KNOWN BUG, not fixed: Pyodide hands a Python str that lies above 2 GiB of its heap to
-  // JavaScript as that many NUL characters (a str of 200,000 characters made after the filler
-  // below comes out as "\0\0\0..."; one made before, at a low address, comes out whole). Once
-  // the heap is past 2 GiB, any new str can land there: here a record key of the second
-  // checkpoint reaches the store as 64 NULs and its commit refuses it ("record 4 must be {key:
-  // 64 lowercase hex digits ...}"), so nothing wrong is saved; and the test's own pyJson reads
-  // the answer as NULs. Where the str lands depends on the heap's layout (it passed before the
-  // streamed restore changed what is freed when). A fix must hand every str the store needs to
-  // JS as UTF-8 bytes through _jsbytes (whose copies use the unsigned address) and decode it
-  // there. Until then this subtest is a todo: it runs, and says so when it fails.
-  await t.test('a second checkpoint reuses the unchanged records, and restores', {
-    todo: 'Pyodide turns a str above 2 GiB of its heap into NULs when it crosses to JS',
-  }, async () => {
+  // Once the heap is past 2 GiB any new str can land above it, and Pyodide hands an ASCII str
+  // of 64 characters or more lying there to JS as NULs: a record key of this second checkpoint
+  // did (with the Pyodide memory snapshot npm test uses), and the store's commit refused it.
+  // Every str the store gets now crosses as UTF-8 bytes (_jsbytes.call; pyodide-str-crossing
+  // shows each crossing in isolation), and pyJson reads answers as bytes.
+  await t.test('a second checkpoint reuses the unchanged records, and restores', async () => {
     const second = await pyJson(high, `[(snap2 := await el.checkpoint("high2", names=NAMES)).ok, snap2.problems,
   (snap2.reuse or {}).get("reused", 0) >= 2]`);
     assert.deepEqual(second, [true, [], true]);

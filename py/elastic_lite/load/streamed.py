@@ -412,7 +412,9 @@ async def _read_into(store, key, pieces, check):
         opts = Object.new()
         opts.check = check
         try:
-            return bool(await store.proxy.readRecordInto(key, targets, opts))
+            # the key through _jsbytes.call: a 64-character str above 2 GiB of the heap
+            # would reach JS as NULs
+            return bool(await _jsbytes.call(store.proxy, "readRecordInto", (key, targets, opts)))
         except Exception as exc:
             raise Unread(getattr(exc, "message", None) or str(exc)) from None
 

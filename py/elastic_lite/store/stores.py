@@ -521,19 +521,20 @@ class JsStore:
                 out.push(_jsbytes.to_js(p[at:at + step]))
         return out
 
-    @staticmethod
-    def _to_js(value):
-        from js import Object
-        from pyodide.ffi import to_js
-        return to_js(value, dict_converter=Object.fromEntries)
+    async def _call(self, what, method, *args, js=None):
+        """`await` the JS store's `method(*args)`; a failure is a StoreError saying it failed to
+        `what`. The Python data in args (names, keys, metadata, options) crosses through
+        _jsbytes.call, as JSON in UTF-8 bytes: Pyodide's own conversion hands an ASCII str of
+        64 characters or more that lies above 2 GiB of its heap to JS as NULs (a record key
+        reached the store as 64 NULs). `js`: JS values inside the data, see _jsbytes.call."""
+        try:
+            return await _jsbytes.call(self.proxy, method, args, js)
+        except Exception as exc:
+            raise self._error(what, exc) from None
 
     async def lock(self, name, timeout=None):
         opts = {} if timeout is None else {"timeoutMs": int(timeout * 1000)}
-        try:
-            handle = await self.proxy.lock(name, self._to_js(opts))
-        except Exception as exc:
-            raise self._error(f"lock {quoted(name)}", exc) from None
-        return _JsHeldLock(handle)
+        return _JsHeldLock(await self._call(f"lock {quoted(name)}", "lock", name, opts))
 
     async def put_records(self, records):
         from js import Array
@@ -542,10 +543,7 @@ class JsStore:
         with _jsbytes.LiveViews() as live:
             for record in records:
                 batch.push(self._to_js_record(record, live if self.live_pieces else None, guards))
-            try:
-                keys = list((await self.proxy.putRecords(batch)).to_py())
-            except Exception as exc:
-                raise self._error("save records", exc) from None
+            keys = list((await self._call("save records", "putRecords", batch)).to_py())
             changed = any(zlib.crc32(p) != crc for p, crc in guards)
         if changed:  # the whole batch is given back, as write_parts does on failure
             await self._give_back(keys)
@@ -562,10 +560,7 @@ class JsStore:
             pass  # the sweep frees them later
 
     async def has_records(self, keys):
-        try:
-            return list((await self.proxy.hasRecords(self._to_js(list(keys)))).to_py())
-        except Exception as exc:
-            raise self._error("look up records", exc) from None
+        return list((await self._call("look up records", "hasRecords", list(keys))).to_py())
 
     async def commit(self, name, entry, retention=..., sign=True, records=None):
         """`records` (a store with checks_at_commit): new records written in the commit's own
@@ -574,58 +569,40 @@ class JsStore:
         and a commit cannot be given back)."""
         js_entry = {"records": [{"key": r["key"], "length": r["length"]} for r in entry["records"]],
                     "meta": entry.get("meta") or {}}
-        for part in ("head", "tail"):
-            js_entry[part] = _jsbytes.to_js(entry.get(part) or b"")
+        js = {(1, part): _jsbytes.to_js(entry.get(part) or b"") for part in ("head", "tail")}
         opts = {} if retention is ... else {"retention": retention}
         if not sign:
             opts["sign"] = False
         with _jsbytes.LiveViews() as live:
-            js_opts = self._to_js(opts)
             if records:
                 from js import Array
                 batch = Array.new()
                 for record in records:
                     batch.push(self._to_js_record(record, live if self.live_pieces else None, None))
-                js_opts.records = batch
-            try:
-                keys = await self.proxy.commit(name, self._to_js(js_entry), js_opts)
-            except Exception as exc:
-                raise self._error(f"save {quoted(name)}", exc) from None
+                js[(2, "records")] = batch
+            keys = await self._call(f"save {quoted(name)}", "commit", name, js_entry, opts, js=js)
             return list(keys.to_py()) if records and hasattr(keys, "to_py") else []
 
     async def put(self, name, data, meta=None, sign=False):
-        buf = _jsbytes.to_js(data)
-        opts = self._to_js({"sign": True} if sign else {})
-        try:
-            await self.proxy.put(name, buf, self._to_js(meta or {}), opts)
-        except Exception as exc:
-            raise self._error(f"save {quoted(name)}", exc) from None
+        await self._call(f"save {quoted(name)}", "put", name, _jsbytes.to_js(data), meta or {},
+                         {"sign": True} if sign else {})
 
     async def sign(self, name):
         """Sign the entry of `name` as the store's own (False: no such checkpoint). A JS store
         without signatures raises StoreError."""
         if not hasattr(self.proxy, "sign"):
             raise StoreError("this checkpoint store cannot sign checkpoints", "store")
-        try:
-            return bool(await self.proxy.sign(name))
-        except Exception as exc:
-            raise self._error(f"sign {quoted(name)}", exc) from None
+        return bool(await self._call(f"sign {quoted(name)}", "sign", name))
 
     async def get(self, name):
-        try:
-            res = await self.proxy.get(name)
-        except Exception as exc:
-            raise self._error(f"read {quoted(name)}", exc) from None
+        res = await self._call(f"read {quoted(name)}", "get", name)
         if _is_nullish(res):
             return None
         return {"bytes": _jsbytes.to_py(res.bytes), "meta": _plain(res.meta) or {},
                 "signature": _plain(getattr(res, "signature", None))}
 
     async def get_entry(self, name):
-        try:
-            res = await self.proxy.getEntry(name)
-        except Exception as exc:
-            raise self._error(f"read {quoted(name)}", exc) from None
+        res = await self._call(f"read {quoted(name)}", "getEntry", name)
         if _is_nullish(res):
             return None
         return {"name": name, "head": _jsbytes.to_bytes(res.head), "tail": _jsbytes.to_bytes(res.tail),
@@ -633,10 +610,7 @@ class JsStore:
                 "signature": _plain(getattr(res, "signature", None))}
 
     async def read_records(self, keys):
-        try:
-            res = await self.proxy.readRecords(self._to_js(list(keys)))
-        except Exception as exc:
-            raise self._error("read records", exc) from None
+        res = await self._call("read records", "readRecords", list(keys))
         return _Read(_jsbytes.to_py(r) for r in res).checked(getattr(res, "damaged", None))
 
     async def read_records_js(self, keys):
@@ -645,53 +619,32 @@ class JsStore:
         keys the store found not matching, or None when it did not check): for a reader that
         copies them out a range at a time (_streamed)."""
         chunked = hasattr(self.proxy, "readRecordChunks")
-        try:
-            js_keys = self._to_js(list(keys))
-            res = await (self.proxy.readRecordChunks(js_keys) if chunked
-                         else self.proxy.readRecords(js_keys))
-        except Exception as exc:
-            raise self._error("read records", exc) from None
+        res = await self._call("read records", "readRecordChunks" if chunked else "readRecords", list(keys))
         damaged = getattr(res, "damaged", None)
         records = [list(r) for r in res] if chunked else [[r] for r in res]
         return records, (None if damaged is None or _is_nullish(damaged) else frozenset(damaged))
 
     async def list(self, notebook=None):
-        opts = self._to_js({} if notebook is None else {"notebook": notebook})
-        try:
-            res = await self.proxy.list(opts)
-        except Exception as exc:
-            raise self._error("list checkpoints", exc) from None
+        res = await self._call("list checkpoints", "list", {} if notebook is None else {"notebook": notebook})
         return _plain(res) or []
 
     async def delete(self, name):
-        try:
-            return bool(await self.proxy.delete(name))
-        except Exception as exc:
-            raise self._error(f"delete {quoted(name)}", exc) from None
+        return bool(await self._call(f"delete {quoted(name)}", "delete", name))
 
     async def verify_records(self, keys):
-        try:
-            return _plain(await self.proxy.verifyRecords(self._to_js(list(keys))))
-        except Exception as exc:
-            raise self._error("check records", exc) from None
+        return _plain(await self._call("check records", "verifyRecords", list(keys)))
 
     async def discard_records(self, keys):
-        try:
-            return await self.proxy.discardRecords(self._to_js(list(keys)))
-        except Exception as exc:
-            raise self._error("give back records", exc) from None
+        return await self._call("give back records", "discardRecords", list(keys))
 
     async def set_retention(self, notebook, policy):
-        try:
-            await self.proxy.setRetention(notebook, self._to_js(policy))
-        except Exception as exc:
-            raise self._error("set retention", exc) from None
+        await self._call("set retention", "setRetention", notebook, policy)
 
     async def get_retention(self, notebook=None):
-        return _plain(await self.proxy.getRetention(notebook))
+        return _plain(await self._call("read the retention policy", "getRetention", notebook))
 
     async def stats(self):
-        return _plain(await self.proxy.stats())
+        return _plain(await self._call("read its figures", "stats"))
 
     async def close(self):
         close = getattr(self.proxy, "close", None)
@@ -747,10 +700,12 @@ def as_store(store):
 async def _indexeddb_store():
     from importlib import resources
     from pyodide.code import run_js
-    source = resources.files("elastic_lite").joinpath("js/indexeddb.mjs").read_text("utf-8")
+    # the source as UTF-8 bytes, not a str: a str made above 2 GiB of the heap would reach JS
+    # as NULs (_jsbytes, "Strings")
+    source = resources.files("elastic_lite").joinpath("js/indexeddb.mjs").read_bytes()
     importer = run_js(
         "(src) => import(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })))")
-    module = await importer(source)
+    module = await importer(_jsbytes.to_js(source))
     return module.IndexedDBStore.new()
 
 

@@ -35,9 +35,20 @@ export async function pyBytes(pyodide, expr) {
   }
 }
 
-/** Python JSON of an expression, parsed in JS. */
+/** Python JSON of an expression, parsed in JS. As UTF-8 bytes read through getBuffer (the
+ * unsigned address): Pyodide hands a long ASCII str above 2 GiB of its heap to JS as NULs. */
 export async function pyJson(pyodide, expr) {
-  return JSON.parse(await py(pyodide, `import json as _j; _j.dumps(${expr}, default=str)`));
+  const proxy = await py(pyodide, `import json as _j; _j.dumps(${expr}, default=str).encode()`);
+  try {
+    const view = proxy.getBuffer('u8');
+    try {
+      return JSON.parse(new TextDecoder().decode(view.data));
+    } finally {
+      view.release();
+    }
+  } finally {
+    proxy.destroy();
+  }
 }
 
 // A JupyterLite-like user namespace: a fresh module installed as sys.modules['__main__'] (as
