@@ -5,11 +5,13 @@
 #      version of package.json stamped into js/extension/package.json first
 #   2. what the labextension carries at run time: static/elastic-lite/ (the page's own ES
 #      modules and the C core's .wasm) and static/pypi/ (the kernel wheel, cloudpickle, dill and
-#      their piplite index all.json)
+#      their piplite index all.json), each wheel with its modules' bytecode for Pyodide's Python
+#      (scripts/precompile-wheels.mjs: a kernel imports them without compiling their sources)
 #   3. build/jupyterlite/jupyterlite_elastic_lite-<version>-py3-none-any.whl, the extension as a
 #      Python package (js/extension/pyproject.toml, hatchling, offline)
 #   4. build/jupyterlite/pyodide-<pyodide version>.tar.bz2, an offline Pyodide distribution
-#      (lite/make_pyodide.py: the interpreter from npm, the kernel's start-up wheels, a lock)
+#      (lite/make_pyodide.py: the interpreter from npm, the kernel's start-up wheels with their
+#      bytecode, as in 2, and a lock)
 #   5. the offline site build/lite, built the way README documents for any offline site: the
 #      extension wheel pip-installed into the build environment (.venv), and
 #      `jupyter lite build --pyodide <that archive>`; the site's files come from lite/
@@ -66,13 +68,13 @@ cp -u build/wasm/elastic_lite.wasm "$rt/elastic_lite.wasm"
 # jupyterlite-pyodide-kernel reads: its own write_wheel_index).
 pypi="$labext/static/pypi"
 kernel_wheels=(build/wheels/elastic_lite-"$VERSION"-py3-none-any.whl build/wheels/cloudpickle-*.whl build/wheels/dill-*.whl)
-pypi_stamp="$(stamp_of "${kernel_wheels[@]}")"
+pypi_stamp="$(stamp_of "${kernel_wheels[@]}" scripts/precompile-wheels.mjs node_modules/pyodide/package.json)"
 out_dir=build/jupyterlite
 mkdir -p "$out_dir"
 if [ ! -f "$pypi/all.json" ] || ! up_to_date "$out_dir/pypi.stamp" "$pypi_stamp"; then
   log "putting the kernel wheel into the labextension's piplite index"
   rm -rf "$pypi"; mkdir -p "$pypi"
-  cp "${kernel_wheels[@]}" "$pypi/"
+  node scripts/precompile-wheels.mjs "$pypi" "${kernel_wheels[@]}"
   python -c 'import sys; from pathlib import Path
 from jupyterlite_pyodide_kernel.addons.piplite import write_wheel_index
 write_wheel_index(Path(sys.argv[1]))' "$pypi"
@@ -91,10 +93,14 @@ fi
 
 # 4. the offline Pyodide distribution ----------------------------------------------------------
 pyodide_archive="$out_dir/pyodide-$PYODIDE_VERSION.tar.bz2"
-pyodide_stamp="$(stamp_of node_modules/pyodide/package.json build/lite-wheels lite/make_pyodide.py)"
+pyodide_stamp="$(stamp_of node_modules/pyodide/package.json build/lite-wheels lite/make_pyodide.py scripts/precompile-wheels.mjs)"
 if [ ! -f "$pyodide_archive" ] || ! up_to_date "$pyodide_archive.stamp" "$pyodide_stamp"; then
   rm -f "$out_dir"/pyodide-*.tar.bz2*
-  python lite/make_pyodide.py node_modules/pyodide "$pyodide_archive" build/lite-wheels/*.whl
+  compiled="$out_dir/lite-wheels"   # the kernel's start-up wheels with their bytecode
+  rm -rf "$compiled"
+  node scripts/precompile-wheels.mjs "$compiled" build/lite-wheels/*.whl
+  python lite/make_pyodide.py node_modules/pyodide "$pyodide_archive" "$compiled"/*.whl
+  rm -rf "$compiled"
   echo "$pyodide_stamp" > "$pyodide_archive.stamp"
 fi
 
