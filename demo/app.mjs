@@ -72,7 +72,9 @@ function offerRestore({ name, meta }) {
   showMessage({
     level: 'warn', key: 'offer',
     title: 'Restore your last session?',
-    lines: [`Checkpoint “${name}” from ${formatTime(meta.createdMs)}: ${meta.variables ?? '?'} variables, ${formatBytes(meta.size)}.`],
+    lines: [`Checkpoint “${name}” from ${formatTime(meta.createdMs)}: ${meta.variables ?? '?'} variables, ${formatBytes(meta.size)}.`,
+      // the heap warning the kernel stored with it when it was saved (as the list shows it)
+      ...(typeof meta.restoreWarning === 'string' ? [`Warning: ${meta.restoreWarning}`] : [])],
     actions: [
       [`Restore “${name}”`, () => panel.restore(name), { class: 'primary', id: 'offer-restore' }],
       ['Not now', () => {}],

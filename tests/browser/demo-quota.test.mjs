@@ -98,8 +98,13 @@ test('storage: a state too large for the heap warns when saved, Keep checkpoints
 
   assert.deepEqual(await listedCheckpoints(page), before, 'the old "q" is still listed, same size');
 
-  // A new kernel restores the previous checkpoint whole.
+  // A new kernel restores the previous checkpoint whole. The new page's offer names the latest
+  // checkpoint, "big", with the heap warning the kernel stored with it when it was saved.
   await openDemo(page, srv.url);
+  const offer = page.locator('#messages .message[data-key="offer"]');
+  await offer.waitFor({ timeout: 120_000 });
+  assert.match(await offer.innerText(),
+    /Checkpoint “big” from .*\n+Warning: this checkpoint cannot be restored in this browser: restoring its .* needs about .* of Python's memory/);
   await setCellCode(page, 1, 'print(marker, "blob" in globals())');
   const restored = await restore(page, 'q');
   assert.match(restored.title, /Restored “q”/, restored.text);
