@@ -218,3 +218,43 @@ def test_the_largest_variable_is_not_walked_inside_snapshot_either(nb):
             "d = {'a': [1, 2]}")
     walk = el.snapshot(ns).walk
     assert walk.unwalked is None and ["big", "inner"] in map(sorted, walk.groups)
+
+
+def test_instances_holding_other_classes_record_each_class(nb):
+    # A run of instances whose non-atomic children are classes only is decided by the distinct
+    # classes at once. The boundaries: a def held as an attribute (not the instance's own
+    # class) is an edge too; a notebook class that is not a top-level def is a node, walked:
+    # what its body holds, shared, unites; and classes of a metaclass of their own (here: all
+    # equal, one hash) are told apart by identity, not by equality.
+    ns = nb("""
+class C:
+    def __init__(self, kind=None): self.kind = kind
+class D:
+    pass
+shared = [1, 2]
+def make(data):
+    class Local:
+        held = data
+    return Local
+class AllEqual(type):
+    def __eq__(self, other): return True
+    def __hash__(self): return 0
+class E(metaclass=AllEqual):
+    pass
+def make_equal(data):
+    class F(metaclass=AllEqual):
+        held = data
+    return F
+a = [C() for _ in range(20)] + [C(D)]
+b = [C() for _ in range(20)] + [C(make(shared))]
+c = [E() for _ in range(20)] + [make_equal(shared)()]
+d = {'k': shared}
+del shared
+""")
+    variables = capture(ns).variables
+    defs = {id(v): k for k, v in variables.items() if is_notebook_def(v, ns)}
+    grouping = find_groups(variables, ns, defs)
+    groups = sorted(map(sorted, grouping.groups))
+    assert ["b", "c", "d"] in groups and ["a"] in groups
+    assert grouping.refs["a"] == {"C", "D"}
+    assert grouping.refs["b"] >= {"C"} and grouping.refs["c"] >= {"E"}

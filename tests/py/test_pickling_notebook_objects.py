@@ -263,3 +263,45 @@ def test_names_a_checkpoint_cannot_hold_are_skipped_with_a_reason(nb):
     out = {}
     rep = el.load_snapshot(snap, out)
     assert rep.ok and out["x"] == 1 and out["a b"] == 3 and "a" not in out
+
+
+def test_no_pickler_keeps_the_notebooks_objects_after_a_snapshot(nb):
+    # The picklers' memo holds the objects of the last group written; the picklers sit in a
+    # reference cycle (the out-of-band stand-in each group sets on them), so before they were
+    # dropped those objects stayed referenced until the cyclic GC ran: memory kept, and the next
+    # walk read them as shared (slower, and the largest variable walked whole).
+    import gc
+    import sys
+    ns = nb("class P:\n    pass\nfrom datetime import date\nitems = [P() for _ in range(5)]\n"
+            "when = [date(2020, 1, 1), [1]]\nwords = ['a', 'b']")
+    watched = [ns["items"][0], ns["when"][1], ns["items"]]
+    before = [sys.getrefcount(o) for o in watched]
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        snap = el.snapshot(ns)
+        after = [sys.getrefcount(o) for o in watched]
+    finally:
+        if was:
+            gc.enable()
+    assert snap.groups and after == before
+
+
+def test_the_plain_check_sizes_ascii_text_without_pickling_it_and_nothing_else(nb):
+    # The pool's check tells a group of ASCII strings its pickled size from their lengths
+    # (exact: what pickle.dumps writes). The boundaries, pickled as before: text that is not
+    # ASCII (its UTF-8 is longer than its length: over the limit here), a str subclass (it
+    # needs a reducer: not plain), and more than three strings (another tuple opcode).
+    import pickle
+    import pytest
+    from elastic_lite.capture.picklers import NotPlain, PlainCheck, TooBig
+    ns = nb("class Tag(str):\n    pass")
+    check = PlainCheck(ns, 16 * 1024)
+    for values in [("a",), ("x" * 255, "y" * 256), ("t" * 16000,), ("",), tuple("abcd")]:
+        assert check.size(values) == len(pickle.dumps(values, protocol=5))
+    with pytest.raises(TooBig):
+        check.size(("t" * 17000,))
+    with pytest.raises(TooBig):
+        check.size(("é" * 10000,))  # 10,000 characters, 20,000 bytes of UTF-8
+    with pytest.raises(NotPlain):
+        check.size((ns["Tag"]("x"),))

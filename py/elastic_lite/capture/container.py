@@ -220,6 +220,13 @@ class _Picklers:
             self.cloud.begin_group(refs)
         return self.cloud
 
+    def close(self):
+        """Drops the picklers: their memo holds the last group's objects (and a pickler is
+        held in a reference cycle, through the out-of-band stand-in each group sets on it),
+        which would otherwise stay referenced until the cyclic GC runs: memory kept, and a
+        next walk reading them as shared (see groups' refcount shortcuts)."""
+        self.cloud = self.plain = None
+
     def failed(self, serializer):
         if serializer == "cloudpickle":
             self.cloud = None
@@ -492,12 +499,12 @@ class SnapshotStream:
             _json_record(writer, [MANIFEST], "manifest", _json_payload(manifest, "manifest"))
             if self.history is not None:
                 _json_record(writer, [HISTORY], "history", self.history)
-            picklers.cloud = None
+            picklers.close()
             yield from parts.feed(writer.finish(join=False), last=True)
             size = writer.size
             self.record_count = writer.record_count
         finally:
-            picklers.cloud = None
+            picklers.close()
             writer.free()
         self.snapshot = Snapshot(data=None, groups=groups, skipped=skipped,
                                  modules=cap.modules, walk=grouping,

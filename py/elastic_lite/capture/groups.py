@@ -203,6 +203,7 @@ _SEQUENCES = (list, tuple)
 _not = operator.not_
 # What a special child (class, function, module...) is to the walk, decided once per object:
 _DROP, _DEF, _NODE = 0, 1, 2  # by reference (not state) / a notebook def (an edge) / walked
+_JUST_CLASSES = {type}
 
 
 class _Walk:
@@ -315,6 +316,23 @@ class _Walk:
                 owner_labs.append(label)
         return runs, owners, owner_labs
 
+    def _decide(self, specials, label):
+        """Each distinct special object of a run decided once per walk (by reference: not
+        state; a notebook def: an edge of `label`; else a node to walk); returns the ids of
+        the nodes."""
+        decided, walked = self._decided, set()
+        for obj in specials:
+            oid = id(obj)
+            how = decided.get(oid)
+            if how is None:
+                how = decided[oid] = (obj, _DROP if _by_reference(obj, self.ns) else
+                                      _DEF if oid in self.def_keys else _NODE)
+            if how[1] == _DEF:
+                self.edges.add((label, oid))
+            elif how[1] == _NODE:
+                walked.add(oid)
+        return walked
+
     def _expand(self, objs, labs):
         """(children, their labels): the non-atomic, not-by-reference objects directly
         referenced by `objs`, each labelled with its parent's variable. References to
@@ -328,12 +346,14 @@ class _Walk:
         reached from 100,000 instances is decided once)."""
         runs, owners, owner_labs = self._runs(objs, labs)
         out, lab = [], []
-        kinds, decided = self.kinds, self._decided
+        kinds = self.kinds
         for label, ch in runs:
             if not ch:
                 continue
             first = type(ch[0])  # most runs hold one type (a list of floats, of instances):
-            if _count(map(type, ch), first) == len(ch):  # told in one pass, no list made
+            # told in one pass, no list made; the last item first, because counting a mixed
+            # run (an instance's class and values) compares unequal types the slow way
+            if type(ch[-1]) is first and _count(map(type, ch), first) == len(ch):
                 if first in ATOMIC:  # nothing but atomic values: no edges
                     continue
                 tys, distinct = None, {first}
@@ -345,31 +365,33 @@ class _Walk:
             for t in distinct.difference(kinds):
                 kinds[t] = 0 if t in ATOMIC else 2 if issubclass(t, self.special) else 1
             codes = list(map(kinds.get, distinct))
-            if 0 not in codes:
-                kept = ch  # all kept so far (a list of dicts, of instances)
-            else:
-                kept = list(_compress(ch, map(kinds.get, tys)))
-            if 2 in codes:  # classes, functions, modules: by reference, defs, or nodes
-                ids = list(map(id, kept))
-                if 1 in codes:  # plain children too: pick the special ones out
-                    is_sp = list(map((2).__eq__, map(kinds.get, map(type, kept))))
-                    specials = dict(zip(_compress(ids, is_sp), _compress(kept, is_sp)))
-                else:  # every child kept is special (instances: their class)
-                    specials = dict(zip(ids, kept))
-                drop = set()
-                for oid, obj in specials.items():  # each distinct one once
-                    how = decided.get(oid)
-                    if how is None:
-                        how = decided[oid] = (obj, _DROP if _by_reference(obj, self.ns) else
-                                              _DEF if oid in self.def_keys else _NODE)
-                    if how[1] == _DEF:
-                        self.edges.add((label, oid))
-                    if how[1] != _NODE:
-                        drop.add(oid)
-                if len(drop) == len(specials) and 1 not in codes:
+            if 2 in codes and 1 not in codes and distinct.difference(ATOMIC) == _JUST_CLASSES:
+                # atomic values and classes of the plain metaclass only (a run of instances:
+                # their class, once per instance): the distinct classes in one pass, no
+                # list of them made, hashed by identity (`type` hashes that way; a metaclass
+                # of its own takes the general path below)
+                classes = dict.fromkeys(_compress(ch, map(kinds.get, tys)) if 0 in codes
+                                        else ch)
+                walked = self._decide(classes, label)
+                if not walked:
                     continue  # nothing left to walk (a run of instances of a def)
-                if drop:
-                    kept = list(_compress(kept, map(_not, map(drop.__contains__, ids))))
+                kept = [c for c in (_compress(ch, map(kinds.get, tys)) if 0 in codes else ch)
+                        if id(c) in walked]
+            else:
+                kept = ch if 0 not in codes else list(_compress(ch, map(kinds.get, tys)))
+                if 2 in codes:  # classes, functions, modules: by reference, defs, or nodes
+                    ids = list(map(id, kept))
+                    if 1 in codes:  # plain children too: pick the special ones out
+                        is_sp = list(map((2).__eq__, map(kinds.get, map(type, kept))))
+                        specials = dict(zip(_compress(ids, is_sp), _compress(kept, is_sp)))
+                    else:  # every child kept is special
+                        specials = dict(zip(ids, kept))
+                    walked = self._decide(specials.values(), label)
+                    if not walked and 1 not in codes:
+                        continue  # nothing left to walk
+                    drop = specials.keys() - walked
+                    if drop:
+                        kept = list(_compress(kept, map(_not, map(drop.__contains__, ids))))
             out.extend(kept)
             lab.extend(_repeat(label, len(kept)))
         if owners:

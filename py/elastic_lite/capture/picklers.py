@@ -631,10 +631,30 @@ class PlainCheck:
         raise NotPlain(False)  # a PickleBuffer: a record of its own (its buffer out of band)
 
     def size(self, values):
+        text = _ascii_size(values)
+        if text is not None:  # strings: no need to encode them to know
+            if text > self._sink.limit:
+                raise TooBig()
+            return text
         self._sink.size = 0
         self._pickler.memo = {}  # see _fresh_memo
         self._pickler.dump(values)
         return self._sink.size
+
+
+def _ascii_size(values):
+    """What pickle.dumps(values, 5) takes for a tuple of 1 to 3 ASCII strings (str.isascii is
+    a flag: no pass over the text) under 64 KiB in all (one frame), else None. Each string is
+    SHORT_BINUNICODE or BINUNICODE + MEMOIZE; around them PROTO, FRAME, TUPLEn, MEMOIZE,
+    STOP. A string bound twice would be a memo get instead (smaller): an upper bound."""
+    if type(values) is not tuple or not 0 < len(values) <= 3:
+        return None
+    total = 2 + 9 + 3
+    for v in values:
+        if type(v) is not str or not v.isascii():
+            return None
+        total += len(v) + (3 if len(v) < 256 else 6)
+    return total if total < 65536 else None
 
 
 class _NotebookGuard:
