@@ -3,7 +3,7 @@
 // in Chromium with IndexedDB: does the automatic checkpoint after each cell slow the session?
 //
 //   node benchmarks/history-jupyterlite.mjs            # ~13 min on a loaded 2-core machine
-//   EL_HISTORY_QUICK=1 node benchmarks/history-jupyterlite.mjs   # a smoke run (~1.5 min):
+//   EL_HISTORY_QUICK=1 node benchmarks/history-jupyterlite.mjs   # a smoke run (~1 min):
 //       4 cells over 8 MiB, one think time (0.55 s), Run All off and on once
 //   EL_HISTORY_CELLS=N EL_HISTORY_MIB=M   # other sizes
 //
@@ -29,7 +29,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import {
-  cell, openNotebook, openSite, restartKernelFromMenu,
+  cell, labUrl, openNotebook, openSite, restartKernelFromMenu,
 } from '../tests/browser/jupyterlite-page.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -70,8 +70,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Uploads the benchmark notebook into the site's contents through JupyterLab's file browser
  * (the Pyodide kernel cannot write them here: Playwright blocks the service worker its drive
  * needs). */
-async function createNotebook(page, url, dir) {
-  await openNotebook(page, url);
+async function createNotebook(page, site, dir) {
+  // from the launcher: no other notebook opened (each would start a kernel of its own)
+  await page.goto(labUrl(site));
+  await page.locator('.jp-LauncherCard').first().waitFor({ timeout: 180_000 });
   const file = path.join(dir, NOTEBOOK);
   fs.writeFileSync(file, JSON.stringify(notebookJson()));
   const upload = page.locator('.jp-FileBrowser .jp-ToolbarButtonComponent[title="Upload Files"]').first();
@@ -82,18 +84,62 @@ async function createNotebook(page, url, dir) {
 }
 
 /** Cell n run by Shift+Enter: {ms: time to its output `expect`, ran: the ms its code says
- * it computed (the rest is waiting: messages, and a checkpoint the kernel was busy with)}. */
+ * it computed (the rest is waiting: messages, and a checkpoint the kernel was busy with)}.
+ * The run counts from the key press JupyterLab accepted (the prompt left its old text, e.g.
+ * for [*]); a press that landed before the notebook had focus is pressed again. */
 async function timedRun(page, n, expect) {
   const c = cell(page, n);
-  await c.locator('.jp-InputPrompt').click();
-  await page.keyboard.press('Escape');
-  const t0 = Date.now();
-  await page.keyboard.press('Shift+Enter');
+  const prompt = c.locator('.jp-InputPrompt');
+  let t0 = 0;
+  for (let attempt = 1; ; attempt += 1) {
+    await prompt.click();
+    await page.keyboard.press('Escape');
+    // every change of the prompt's text from now on (a quick cell's [*] may last one frame)
+    await prompt.evaluate((el) => {
+      el.__elChanged = false;
+      el.__elObserver?.disconnect();
+      el.__elObserver = new MutationObserver(() => { el.__elChanged = true; });
+      el.__elObserver.observe(el, { childList: true, characterData: true, subtree: true });
+    });
+    t0 = Date.now();
+    await page.keyboard.press('Shift+Enter');
+    const accepted = await page.waitForFunction((el) => el.__elChanged, await prompt.elementHandle(), { timeout: 15_000 })
+      .then(() => true, () => false);
+    if (accepted) break;
+    if (attempt >= 3) throw new Error(`cell ${n}: Shift+Enter did not run it (three presses); ${await pageState(page, n)}`);
+    log(`cell ${n}: Shift+Enter did not run it; again`);
+  }
   const out = c.locator('.jp-OutputArea-output', { hasText: expect }).first();
-  await out.waitFor({ timeout: 300_000 });
+  try {
+    await out.waitFor({ timeout: 300_000 });
+  } catch (e) {
+    throw new Error(`cell ${n} never printed ${JSON.stringify(expect)} (${e.message.split('\n')[0]}); ${await pageState(page, n)}`);
+  }
   const ms = Date.now() - t0;
   const ran = Number((/ran (\d+)/.exec(await out.innerText()) || [0, 0])[1]);
   return { ms, ran };
+}
+
+/** What the page shows around cell n, for a failure message: its prompt and output, the
+ * kernel's status, dialogs and notifications, the sidebar's status, the console's last lines. */
+async function pageState(page, n) {
+  const seen = await page.evaluate((k) => {
+    const cells = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
+    const c = cells[k];
+    const text = (sel, root = document) => [...root.querySelectorAll(sel)].map((e) => e.innerText.trim()).filter(Boolean);
+    return {
+      prompt: c?.querySelector('.jp-InputPrompt')?.innerText.trim(),
+      output: c ? text('.jp-OutputArea-output', c).join(' | ') : '(no such cell)',
+      kernel: text('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Toolbar-kernelStatus, .jp-NotebookPanel:not(.lm-mod-hidden) [data-jp-item-name="kernelStatus"]').join(' ') ||
+        [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Toolbar-kernelStatus, .jp-NotebookPanel:not(.lm-mod-hidden) .jp-KernelStatus')].map((e) => e.getAttribute('title') || e.className).join(' '),
+      statusBar: text('.jp-StatusBar-Widget').join(' | '),
+      dialogs: text('.jp-Dialog'),
+      toasts: text('.Toastify__toast'),
+      sidebar: text('#elastic-lite-sidebar .jp-ElasticLite-status, #elastic-lite-sidebar .jp-ElasticLite-historyStatus'),
+      active: document.activeElement?.className,
+    };
+  }, n).catch((e) => ({ error: e.message }));
+  return `the page shows ${JSON.stringify(seen)}\nlast browser console lines:\n  ${(page.__consoleLines || []).slice(-25).join('\n  ')}`;
 }
 
 /** The kernel's time of the automatic checkpoints the sidebar's history line has reported
@@ -104,6 +150,17 @@ async function readPointTimes(page, into) {
     .textContent({ timeout: 1000 }).catch(() => '');
   const m = /^After \[\d+\] step\((\d+)\): saved .*?, (\d+) ms/.exec(text ?? '');
   if (m) into.set(Number(m[1]), Number(m[2]));
+}
+
+/** Waits until the sidebar's history line says the point after `step(k)` was saved (the point
+ * after the last cell of a block with auto-checkpoint on: no next cell takes its place). */
+async function pointAfter(page, k) {
+  const line = page.locator('#elastic-lite-sidebar .jp-ElasticLite-historyStatus');
+  try {
+    await line.filter({ hasText: new RegExp(`^After \\[\\d+\\] step\\(${k}\\): saved`) }).waitFor({ state: 'attached', timeout: 120_000 });
+  } catch (e) {
+    throw new Error(`the sidebar never said the point after step(${k}) was saved; its line: ${await line.textContent().catch(() => '(none)')}`);
+  }
 }
 
 async function points(page) {
@@ -147,11 +204,28 @@ async function keepEverything(page) {
   });
 }
 
-/** A new kernel with no checkpoint of the notebook (so no restore offer either). */
+const KERNEL_INDICATOR = '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator';
+
+/** A new kernel with no checkpoint of the notebook (so no restore offer either; the kernel the
+ * notebook opened with the first time, a restarted one after), started: as
+ * a person does, the next cell runs once the toolbar's kernel indicator says idle again (a
+ * cell run while the restarted kernel was still starting once never printed, on a loaded
+ * machine: the run timed out waiting for "ready"). */
+let kernelRan = false; // the notebook's kernel ran a cell: the next fresh one is a restart
+
 async function freshKernel(page) {
   await clearPoints(page);
-  await restartKernelFromMenu(page);
-  await sleep(1000);
+  if (kernelRan) {
+    await restartKernelFromMenu(page);
+    // the restart shows (the indicator leaves "idle"; it may have already), then the new kernel
+    await page.locator(`${KERNEL_INDICATOR}:not([data-status="idle"])`).waitFor({ state: 'attached', timeout: 10_000 }).catch(() => {});
+  }
+  kernelRan = true;
+  try {
+    await page.locator(`${KERNEL_INDICATOR}[data-status="idle"]`).waitFor({ state: 'attached', timeout: 180_000 });
+  } catch (e) {
+    throw new Error(`the restarted kernel never became idle (${e.message.split('\n')[0]}); ${await pageState(page, 0)}`);
+  }
 }
 
 /** A fresh kernel with the setup run and, with auto-checkpoint on, its automatic checkpoint
@@ -180,7 +254,7 @@ async function interleaved(page, thinkMs, setAuto) {
   for (let i = 1; i <= CELLS; i += 1) {
     const on = Math.floor((i - 1) / BLOCK) % 2 === 1;
     if ((i - 1) % BLOCK === 0) {
-      await sleep(3000); // the last block's checkpoint, if any, is done
+      if (!on && i > 1) await pointAfter(page, i - 1); // the last (on) block's last point is done
       const now = await points(page);
       pointsOn += now - points0;
       await setAuto(on);
@@ -190,7 +264,8 @@ async function interleaved(page, thinkMs, setAuto) {
     await readPointTimes(page, pointMs); // (the point after the cell before, by now)
     await sleep(thinkMs);
   }
-  await sleep(3000);
+  if (Math.floor((CELLS - 1) / BLOCK) % 2 === 1) await pointAfter(page, CELLS);
+  else await sleep(3000); // (an off block last: no point to wait for)
   await readPointTimes(page, pointMs);
   pointsOn += (await points(page)) - points0;
   return { ...runs, points: pointsOn, pointMs: [...pointMs.values()] };
@@ -240,7 +315,7 @@ async function main() {
   const result = { when: new Date().toISOString(), quick: QUICK, cells: CELLS, mib: MIB, runs: [] };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'el-history-bench-'));
   try {
-    await createNotebook(page, site.url, dir);
+    await createNotebook(page, site, dir);
     await openNotebook(page, `${server.url}lab/index.html?path=${NOTEBOOK}`);
     let auto = true; // the extension's default
     const setAuto = async (on) => {
