@@ -959,7 +959,8 @@ class RecordUse {
     this.graceMs = graceMs;
     this.pins = null; // the writers' pins (readPins), read when first needed
     this.used = new Set(); // keys the write names (its entry's records)
-    this.released = new Set(); // keys of the entries it drops
+    this.released = new Map(); // key -> how many of the entries it drops name it
+    this.before = new Map(); // key -> promise of how many bodies named it before this write (countEarly)
     this.gone = new Set(); // keys whose rows say more chunks than are stored (load with chunks)
   }
 
@@ -978,6 +979,14 @@ class RecordUse {
     return keys.map((k) => this.rows.get(k));
   }
 
+  // Rows this transaction has put (Map key -> row), as they now are.
+  wrote(rows) {
+    for (const [k, row] of rows) {
+      this.rows.set(k, row);
+      this.was.set(k, row.pinnedMs);
+    }
+  }
+
   // The records of the entry being written: used, and no longer pinned (the entry holds them).
   async use(keys) {
     for (const row of await this.load(keys)) if (row && row.pinnedMs) row.pinnedMs = 0;
@@ -986,7 +995,20 @@ class RecordUse {
 
   // The records of an entry being dropped: freed by flush() unless still used or pinned.
   release(keys) {
-    for (const k of keys) this.released.add(k);
+    for (const k of keys) this.released.set(k, (this.released.get(k) ?? 0) + 1);
+  }
+
+  // How many bodies name each of `keys`, asked now, before this transaction writes a body
+  // (keys it is likely to release: see _commitIn): flush() then judges those from these counts
+  // and the entries it dropped, without asking again after its writes (a round trip less).
+  countEarly(keys) {
+    const index = this.tx.objectStore(BODIES).index('keys');
+    for (const k of keys) {
+      if (this.before.has(k)) continue;
+      const p = req(index.count(k));
+      p.catch(() => {}); // (awaited in flush, or never when the write fails before)
+      this.before.set(k, p);
+    }
   }
 
   async loadPins() {
@@ -1006,9 +1028,12 @@ class RecordUse {
     let unpinned = false;
     for (const key of this.used) if (this.pins.keys.delete(key)) unpinned = true;
     if (unpinned) writePins(this.tx, this.pins);
-    const candidates = [...this.released].filter((k) => !this.used.has(k));
+    const candidates = [...this.released.keys()].filter((k) => !this.used.has(k));
     if (candidates.length) {
-      const [rows, named] = await Promise.all([this.load(candidates), namedByBodies(this.tx, candidates)]);
+      const late = candidates.filter((k) => !this.before.has(k));
+      const [rows, lateNamed, early] = await Promise.all([this.load(candidates), namedByBodies(this.tx, late),
+        Promise.all(candidates.map((k) => this.before.get(k)))]);
+      const named = candidates.map((k, i) => (this.before.has(k) ? early[i] - this.released.get(k) > 0 : lateNamed[late.indexOf(k)]));
       candidates.forEach((key, i) => {
         const row = rows[i];
         if (!row || named[i]) return;
@@ -1637,9 +1662,11 @@ export class IndexedDBStore {
           const done = await this._counted(WRITE_STORES, signing, (counter) => this._prepareCommit(name, e, meta, counter, signing, sign,
             predict ? this._predictExpired(name, e, meta, retention) : null),
           async (tx, p) => {
-            await this._checkExpected(tx, name, expected);
-            if (prepared) await this._writeRecords(tx, prepared);
-            const expired = await this._commitIn(tx, name, e, p.meta, retention, p.sig, { files, written, holder });
+            // the conflict check's read and the new records' rows are read beside the commit's
+            // own reads (one round trip): see _commitIn
+            const expecting = this._checkExpected(tx, name, expected);
+            expecting.catch(() => {}); // (awaited in _commitIn, before anything is written)
+            const expired = await this._commitIn(tx, name, e, p.meta, retention, p.sig, { files, written, holder, prepared, expecting, predicted: p.predicted });
             if (p.predicted && !sameNames(p.predicted, expired)) throw PREDICTION_MISSED;
             return { expired, counted: !!p.predicted };
           });
@@ -1697,24 +1724,25 @@ export class IndexedDBStore {
     }
   }
 
-  async _writeRecords(tx, prepared) {
+  // Writes the `prepared` records (pinned at `pinnedMs`); returns Map key -> the row put.
+  // `known`: Map key -> their rows as read already in this transaction (null: none).
+  async _writeRecords(tx, prepared, { known = null, pinnedMs = Date.now() } = {}) {
     const store = tx.objectStore(RECORDS);
     const chunks = tx.objectStore(RECORD_CHUNKS);
-    const rows = await Promise.all(prepared.map((r) => req(store.get(r.key))));
+    const rows = known ? prepared.map((r) => known.get(r.key) ?? undefined) : await Promise.all(prepared.map((r) => req(store.get(r.key))));
     // A stored record is reused only once its chunks are found to hold exactly these bytes.
     const same = await Promise.all(prepared.map((r, i) => {
       const row = rows[i];
       return row && row.length === r.length && !row.damaged ? storedEquals(chunks, row, r.pieces) : false;
     }));
-    const pinnedMs = Date.now();
-    const writing = new Set();
+    const writing = new Map();
+    const put = (row) => { store.put(row); writing.set(row.key, row); };
     const unused = (file) => { if (file) afterCommit(tx, () => { removeRecordFile(this.dbName, file); }); };
     prepared.forEach((r, i) => {
       const row = rows[i];
       if (writing.has(r.key)) { unused(r.file); return; }
-      writing.add(r.key);
       if (same[i]) {
-        store.put({ ...row, pinnedMs }); // keeps it from a concurrent delete or sweep until commit
+        put({ ...row, pinnedMs }); // keeps it from a concurrent delete or sweep until commit
         unused(r.file);
         return;
       }
@@ -1724,7 +1752,7 @@ export class IndexedDBStore {
       if (row) for (let seq = 0; seq < row.chunkCount; seq += 1) chunks.delete([r.key, seq]);
       if (isFileRow(row) && row.file !== r.file) unused(row.file);
       if (r.file) {
-        store.put({ key: r.key, length: r.length, file: r.file, chunkSize: this.chunkSize, chunkCount: 0, pinnedMs });
+        put({ key: r.key, length: r.length, file: r.file, chunkSize: this.chunkSize, chunkCount: 0, pinnedMs });
         return;
       }
       let seq = 0;
@@ -1732,8 +1760,9 @@ export class IndexedDBStore {
         chunks.put({ key: r.key, seq, data: ownCopy(data) });
         seq += 1;
       }
-      store.put({ key: r.key, length: r.length, chunkSize: this.chunkSize, chunkCount: seq, pinnedMs });
+      put({ key: r.key, length: r.length, chunkSize: this.chunkSize, chunkCount: seq, pinnedMs });
     });
+    return writing;
   }
 
   // The next generation into the metadata, and the entry signed with it (outside transactions;
@@ -1781,17 +1810,37 @@ export class IndexedDBStore {
     const policyOf = meta.notebook != null && retentionOverride === undefined ? this._retentionIn(tx, meta.notebook) : null;
     // the notebook's other checkpoints (and their bodies, for a byte budget) for retention,
     // read now: the entry's own row and body are added in memory (see _expiredIn)
+    // The bodies of the ones this store object saw there at its last commit (_retained, kept
+    // when the policy has a byte budget) are asked for at once, beside the list: in the usual
+    // case (points of one kernel) no second round trip for them.
+    const early = new Map();
+    for (const x of (meta.notebook != null && this._retained.get(meta.notebook)?.entries) || []) {
+      if (x.name !== name && x.records?.length) early.set(x.name, req(bodies.get(x.name)));
+    }
+    for (const p of early.values()) p.catch(() => {});
     const notebookOf = meta.notebook == null ? null : Promise.all([
       retentionOverride !== undefined ? checkRetention(retentionOverride) : policyOf,
       req(rows.index('notebook').getAll(meta.notebook)),
     ]).then(async ([policy, list]) => {
       const others = list.filter((r) => r.name !== name);
       const read = policy?.maxBytes != null
-        ? await Promise.all(others.map((r) => (r.v === 2 ? req(bodies.get(r.name)) : null))) : null;
+        ? await Promise.all(others.map((r) => (r.v === 2 ? early.get(r.name) ?? req(bodies.get(r.name)) : null))) : null;
       return { policy, others, bodies: read };
     });
     policyOf?.catch(() => {}); notebookOf?.catch(() => {}); // (awaited below; a refused commit aborts before)
-    const [found, previous] = await Promise.all([counts.load(keys, { chunks: !!check }), req(rows.get(name)), counts.loadPins()]);
+    // the records a predicted removal (see _predictExpired) will release, unless this entry
+    // names them too: their rows and counts read in this same round
+    const likely = this._likelyReleased(meta.notebook, check?.predicted, keys);
+    counts.countEarly(likely);
+    const [read, previous] = await Promise.all([counts.load([...keys, ...likely], { chunks: !!check }), req(rows.get(name)), counts.loadPins()]);
+    let found = read.slice(0, keys.length);
+    if (check?.expecting) await check.expecting;
+    if (check?.prepared?.length) {
+      // the records this commit writes (their rows as read above, before the write): written
+      // unpinned, since this transaction also makes the entry that uses them
+      counts.wrote(await this._writeRecords(tx, check.prepared, { known: counts.rows, pinnedMs: 0 }));
+      found = keys.map((k) => counts.rows.get(k));
+    }
     const missing = keys.filter((k, i) => !found[i]);
     if (check) {
       const broken = keys.filter((k, i) => found[i] && !check.written.has(k) && (found[i].damaged || counts.gone.has(k) ||
@@ -1823,6 +1872,20 @@ export class IndexedDBStore {
     }
     await counts.flush();
     return expired;
+  }
+
+  // The record keys of the checkpoints `predicted` to expire in `notebook` that `keys` does not
+  // hold, as this store object saw them at its last commit there (_retained).
+  _likelyReleased(notebook, predicted, keys) {
+    const seen = notebook != null && predicted?.length ? this._retained.get(notebook) : null;
+    if (!seen) return [];
+    const holds = new Set(keys);
+    const out = new Set();
+    for (const x of seen.entries) {
+      if (!predicted.includes(x.name)) continue;
+      for (const [k] of x.records ?? []) if (!holds.has(k)) out.add(k);
+    }
+    return [...out];
   }
 
   // Counts removals (delete, expiry) in the counter: an entry put back after it is a rollback.

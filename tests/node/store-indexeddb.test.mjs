@@ -680,6 +680,18 @@ test('a point\'s ~100 records are looked up in bulk by hasRecords and commit (a 
   await store.close();
 });
 
+// The requests (method names) issued on every object store while fn runs, in order.
+async function opsDuring(fn) {
+  const methods = ['get', 'getAll', 'getAllKeys', 'count', 'openCursor', 'put', 'delete'];
+  const saved = methods.map((m) => IDBObjectStore.prototype[m]);
+  const ops = [];
+  methods.forEach((m, i) => {
+    IDBObjectStore.prototype[m] = function traced(...args) { ops.push(m); return saved[i].apply(this, args); };
+  });
+  try { await fn(); } finally { methods.forEach((m, i) => { IDBObjectStore.prototype[m] = saved[i]; }); }
+  return ops;
+}
+
 test('a point in one transaction: commit() writes the new records it is given beside the entry, and checks ' +
   'that every record it names is whole (row, chunks, not damaged): a writer need not ask hasRecords first', async () => {
   const idb = new IDBFactory();
@@ -699,6 +711,13 @@ test('a point in one transaction: commit() writes the new records it is given be
     keys = await store.commit('p2', { head, tail, records: [rec(ka, a), { key: null, length: c.byteLength }, rec(kb, b)], meta: {} }, { records: [c] });
   } finally { IDBDatabase.prototype.transaction = transaction; }
   assert.equal(transactions, 1, 'records, counts and entry in one transaction');
+  // and its reads all go out before its first write (one round trip of reads, not one per step):
+  // the next point, a new name, one new record
+  const d0 = payload(450, 5);
+  const ops = await opsDuring(() => store.commit('p2b', { head, tail, records: [rec(ka, a), { key: null, length: d0.byteLength }], meta: {} }, { records: [d0] }));
+  const firstWrite = ops.findIndex((o) => o === 'put' || o === 'delete');
+  assert.ok(firstWrite > 0, ops.join());
+  assert.deepEqual(ops.slice(firstWrite).filter((o) => o !== 'put' && o !== 'delete'), [], `no read after the first write: ${ops.join()}`);
   assert.equal(keys.length, 1);
   assert.deepEqual((await store.getEntry('p2')).records.map((r) => r.key), [ka, keys[0], kb]);
   assert.deepEqual([...await store.readRecords([keys[0]])], [c]);
@@ -762,8 +781,19 @@ test('a notebook\'s points under retention: the removal of the oldest is counted
   for (let i = 1; i <= 3; i += 1) await point(store, `p${i}`, i);
   assert.deepEqual((await store.list()).map((e) => e.name), ['p3', 'p2'], 'p1 expired');
   const p2 = await rowOf('p2');
-  assert.equal(await txs(() => point(store, 'p4', 4)), 1, 'one transaction for a point that removes the oldest');
-  assert.deepEqual((await store.list()).map((e) => e.name), ['p4', 'p3']);
+  // a checkpoint of another notebook names p2's own record: p2's removal must keep it
+  await store.commit('keep', { head, tail, records: [p2.body.records[1]], meta: { notebook: 'other.ipynb', createdMs: 3.5 } });
+  let n4;
+  const ops = await opsDuring(async () => { n4 = await txs(() => point(store, 'p4', 4)); });
+  assert.equal(n4, 1, 'one transaction for a point that removes the oldest');
+  // its reads (the bodies retention weighs, whether the oldest's records are still named
+  // elsewhere) all go out before its first write
+  const firstWrite = ops.findIndex((o) => o === 'put' || o === 'delete');
+  assert.deepEqual(ops.slice(firstWrite).filter((o) => o !== 'put' && o !== 'delete'), [], `no read after the first write: ${ops.join()}`);
+  assert.deepEqual((await store.list({ notebook: 'n.ipynb' })).map((e) => e.name), ['p4', 'p3']);
+  assert.deepEqual((await store.readRecords([p2.body.records[1].key])).damaged ?? [], [], 'the record "keep" shares with p2 is kept');
+  await assertConsistent(idb);
+  await store.delete('keep');
   await putBack(p2);
   assert.equal((await store.getEntry('p2')).signature.state, 'rollback', 'p2 put back: its removal was counted');
   await putBack(p2, true);
