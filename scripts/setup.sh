@@ -147,7 +147,10 @@ if [ "$PROFILE" = demo ] && [ -f ".venv/.elastic-lite-all-$hash" ]; then
 elif [ ! -f ".venv/.elastic-lite-$PROFILE-$hash" ]; then
   log "installing the host-Python tools into .venv ($PROFILE)"
   tools_wh="$(wheelhouse --only-binary=:all: "${tools[@]}")"
-  .venv/bin/pip install -q --disable-pip-version-check --no-index --find-links "$tools_wh" "${tools[@]}"
+  # --no-compile: pip would compile every module of these packages (jupyterlab, scikit-learn,
+  # matplotlib...: 25 of the install's 43 s of CPU); Python compiles the few the tests and
+  # builds import the first time they do (~1.5 s) and keeps them
+  .venv/bin/pip install -q --disable-pip-version-check --no-compile --no-index --find-links "$tools_wh" "${tools[@]}"
   rm -f .venv/.elastic-lite-*
   touch ".venv/.elastic-lite-$PROFILE-$hash"
 fi
