@@ -36,7 +36,8 @@ END_COMPUTE_CRC = 1
 
 _PART_KINDS = {1: "bytes", 2: "buffer", 3: "stored"}
 _PART_HEAD, _PART_TAIL = 0xFFFFFFFF, 0xFFFFFFFE
-_PART = struct.Struct("<IIIIQQQ")  # el_part: kind, record, buffer, reserved, offset, length, data
+_PART = struct.Struct("<IIIIQQQ")
+TAKE_MANY = 64  # parts read per crossing by Writer.take (Pyodide)  # el_part: kind, record, buffer, reserved, offset, length, data
 _MEMORY_KEEP = 64 << 20  # a wasm instance whose memory grew past this is replaced when idle
 
 Part = namedtuple("Part", "kind record buffer offset length data")
@@ -144,6 +145,29 @@ class _WasmBackend:
             self._read(ptr, _PART.size))
         return kind, record, buffer, offset, length, (
             self._bytes(data, length) if kind == 1 else None)
+
+    def writer_take_many(self, w):
+        """Every part ready now, as writer_take gives them (without the last, empty one), up
+        to TAKE_MANY per crossing (el_writer_take_many: a point's hundred stored records are
+        two crossings, not a hundred); None from a core built before it."""
+        if self._parts is None:
+            self._parts = 0
+            if hasattr(self._ex, "el_writer_take_many"):
+                self._parts = self.el_malloc(_PART.size * TAKE_MANY) & 0xFFFFFFFF
+        if not self._parts:
+            return None
+        out = []
+        while True:
+            n = self.el_writer_take_many(w, self._parts, TAKE_MANY)
+            raw = self._read(self._parts, n * _PART.size)
+            for at in range(0, n * _PART.size, _PART.size):
+                kind, record, buffer, _, offset, length, data = _PART.unpack_from(raw, at)
+                out.append((kind, record, buffer, offset, length,
+                            self._bytes(data, length) if kind == 1 else None))
+            if n < TAKE_MANY:
+                return out
+
+    _parts = None  # el_writer_take_many's array (allocated once), 0 when the core has none
 
     def __getattr__(self, name):  # el_* calls with plain numbers: straight to the exports
         if not name.startswith("el_"):
@@ -330,6 +354,9 @@ class _NativeBackend:
         return kind, record, buffer, offset, length, (
             self._C.string_at(data, length) if kind == 1 else None)
 
+    def writer_take_many(self, w):
+        return None  # a call per part costs little natively
+
     def writer_error(self, w):
         return (self._lib.el_writer_error(w) or b"").decode("utf-8", "replace")
 
@@ -480,8 +507,9 @@ class Writer:
     def take(self):
         """Every part ready now (a list of Part), in file order; the core drops their bytes."""
         parts = []
-        while True:
-            kind, record, buffer, offset, length, data = self._b.writer_take(self._w)
+        many = self._b.writer_take_many(self._w)
+        for kind, record, buffer, offset, length, data in (
+                many if many is not None else iter(lambda: self._b.writer_take(self._w), None)):
             if kind == 0:
                 return parts
             if kind == 2:
@@ -489,6 +517,7 @@ class Writer:
             record = "head" if record == _PART_HEAD else "tail" if record == _PART_TAIL else record
             parts.append(Part(_PART_KINDS[kind], record, buffer if kind == 2 else None,
                               offset, length, data))
+        return parts
 
     def finish(self, join=True):
         """Writes index and footer. Returns every part not taken yet joined as bytes (the

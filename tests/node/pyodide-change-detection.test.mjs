@@ -53,6 +53,38 @@ async def all_cases():
     }
     assert.deepEqual(failures, []);
     assert.ok(Object.keys(results).length >= 20);
+    if (label.startsWith('IndexedDB')) {
+      // a point that reuses ~100 stored records takes the core's parts in runs
+      // (el_writer_take_many), not with a read of the core's memory per part
+      await py(p, `
+from elastic_lite import host, _core
+from elastic_lite.session.kernel import SESSION
+ns = {f"v{i}": [i + k / 7 for k in range(3000)] for i in range(100)}
+SESSION.forget_changes(ns)
+await host.checkpoint(names=list(ns), namespace=ns, auto=True, cell={"executionCount": 1})
+ns["v0"].append(0.5)
+reads, inside = [0], [False]
+_read, _take = _core._WasmBackend._read, _core.Writer.take
+def _counted_read(self, ptr, n):
+    reads[0] += inside[0]
+    return _read(self, ptr, n)
+def _inside_take(self):
+    inside[0] = True
+    try:
+        return _take(self)
+    finally:
+        inside[0] = False
+_core._WasmBackend._read, _core.Writer.take = _counted_read, _inside_take
+try:
+    rep = await host.checkpoint(names=list(ns), namespace=ns, auto=True, cell={"executionCount": 2})
+finally:
+    _core._WasmBackend._read, _core.Writer.take = _read, _take
+    SESSION.forget_changes(ns)
+taken = {"reused": rep["reuse"]["reused"], "written": rep["reuse"]["written"], "reads": reads[0]}`);
+      const r = await pyJson(p, 'taken');
+      assert.ok(r.reused >= 99 && r.written === 1, JSON.stringify(r));
+      assert.ok(r.reads <= 12, `reads of the core's memory while taking the parts: ${r.reads}`);
+    }
   });
 }
 

@@ -180,6 +180,11 @@ EL_API int el_writer_finish(el_writer *w);
 /* The next part (kind EL_PART_NONE when there is nothing to hand out now). Taking a part
  * drops the previous one from the core. NULL only for w == NULL. */
 EL_API const el_part *el_writer_take(el_writer *w);
+/* Up to n parts at once into out[] (what n calls of el_writer_take would give, stopping at
+ * EL_PART_NONE); returns how many. The bytes of every part handed out stay valid until the
+ * next call that writes to the writer (one crossing into WebAssembly and one read of out[]
+ * for a run of parts: a checkpoint that reuses a hundred stored records has as many parts). */
+EL_API size_t el_writer_take_many(el_writer *w, el_part *out, size_t n);
 EL_API int el_writer_record_count(const el_writer *w);
 EL_API double el_writer_record_offset(const el_writer *w, int record); /* -1 if no such */
 EL_API double el_writer_record_length(const el_writer *w, int record); /* -1 if no such */

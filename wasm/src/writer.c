@@ -441,3 +441,14 @@ const el_part *el_writer_take(el_writer *w) {
   if (w->qhead == w->qlen) w->qhead = w->qlen = 0;
   return c;
 }
+
+size_t el_writer_take_many(el_writer *w, el_part *out, size_t n) {
+  if (!w || !out) return 0;
+  size_t got = 0;
+  while (got < n) {
+    const el_part *p = el_writer_take(w);
+    if (p->kind == EL_PART_NONE) break;
+    out[got++] = *p;
+  }
+  return got;
+}
