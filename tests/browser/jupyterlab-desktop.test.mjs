@@ -8,7 +8,9 @@
 // the kernel with the kernel's labels.
 //
 // 1. cells → their automatic points in the sidebar (one per cell: the page takes none of its
-//    own) → Kernel → Restart → the restore offer → Restore → a cell prints the state.
+//    own) → Kernel → Restart → the restore offer → Restore; the record files deleted behind
+//    the kernel's back → the sidebar says the checkpoints are lost and deletes them → the next
+//    cell's point is whole → a cell prints the state.
 // 2. sessions moving between JupyterLite (build/lite, served beside it) and CPython, the way
 //    a person moves them: the sidebar's Export (a download), then Import… and Restore in the
 //    other; data comes back, and the code of the other Python minor version is refused by name
@@ -231,7 +233,25 @@ test('desktop JupyterLab, CPython kernel: automatic points listed by the kernel,
   const ls = JSON.parse(run('node', [path.join(ROOT, 'js', 'cli', 'elastic-lite.mjs'), 'ls', '--store', store, '--json']));
   const names = (ls.checkpoints ?? ls.entries ?? ls).map((e) => e.name);
   assert.equal(names.length, 2, `one automatic point per cell, none taken by the page: ${names.join(' | ')}`);
+
+  // record files deleted behind the kernel's back (by hand, by a sync or cleanup tool): the
+  // kernel lists both checkpoints as lost; the sidebar says so in one line and deletes them
+  const records = path.join(store, 'records');
+  for (const f of fs.readdirSync(records)) fs.rmSync(path.join(records, f));
+  await page.locator('#elastic-lite-sidebar button', { hasText: 'Refresh' }).click();
+  const summary = page.locator('#elastic-lite-sidebar .jp-ElasticLite-lostSummary');
+  await summary.waitFor({ timeout: 60_000 });
+  assert.match(await summary.innerText(), /^2 checkpoints are lost: their data was deleted from the folder/);
+  assert.equal(await page.locator(`${ITEM}.jp-ElasticLite-lost`).count(), 2);
+  await page.locator('#elastic-lite-sidebar button', { hasText: 'Delete lost checkpoints' }).click();
+  await page.locator('#elastic-lite-sidebar .jp-ElasticLite-empty').waitFor({ timeout: 60_000 });
+  assert.equal(await summary.count(), 0);
+
+  // the next cell's point stores its records again: whole, not lost
   await runCell(page, 2, 'state 41 [41, 42]');
+  const next = page.locator(ITEM).filter({ hasText: "print('state', x, y)" }).first();
+  await next.waitFor({ timeout: 60_000 });
+  assert.equal(await page.locator(`${ITEM}.jp-ElasticLite-lost`).count(), 0);
   await page.close();
 });
 

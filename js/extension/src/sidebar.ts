@@ -18,7 +18,7 @@ import { ElasticLiteController, IListed, IListing, IReport } from './controller'
 import { pageStore } from './folder';
 import { folderSection } from './folder-ui';
 import { formatTime } from './format';
-import { markLost, storageSection } from './storage-status';
+import { lostSection, markLost, storageSection } from './storage-status';
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -137,6 +137,14 @@ export class CheckpointSidebar extends Widget {
       body.append(storageSection(entries, () => void this.refresh(), () => pageStore(this.controller.key(panel))));
       // where this notebook's checkpoints go: the browser or a folder on disk (folder-ui.ts)
       body.append(folderSection(panel, this.controller, () => void this.refresh()));
+    } else {
+      // a desktop kernel's folder: record files deleted by hand or by a sync tool; the kernel
+      // lists those checkpoints as lost and deletes them
+      body.append(lostSection(entries, async names => {
+        for (const name of names) {
+          await this.controller.delete(panel, name);
+        }
+      }, () => void this.refresh()));
     }
     if (error) {
       body.append(el('p', { className: 'jp-ElasticLite-error', text: error }));

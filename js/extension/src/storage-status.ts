@@ -94,14 +94,28 @@ export function storageSection(
   if (entries.length) {
     void listedFrom().then(store => ('handle' in store ? undefined : markSaved()));
   }
+  section.append(lostSection(entries, names => listedFrom().then(store => deleteLost(store, names)), changed));
+  return section;
+}
+
+/**
+ * The lost checkpoints among `entries`, said in one sentence, with a button that deletes them
+ * all through `remove` (the store they were listed from, or the kernel that keeps them), then
+ * `changed()`. Empty (and hidden) when none is lost.
+ */
+export function lostSection(
+  entries: IMaybeLost[],
+  remove: (names: string[]) => Promise<void>,
+  changed: () => void
+): HTMLElement {
+  const section = div('jp-ElasticLite-lostSection');
   const lost = entries.filter(e => e.lost);
+  section.hidden = !lost.length;
   if (lost.length) {
     section.append(
       div('jp-ElasticLite-lostSummary jp-ElasticLite-error', lostSummary(lost)),
       button('Delete lost checkpoints', 'Delete the listed checkpoints whose data is gone', () =>
-        void listedFrom()
-          .then(store => deleteLost(store, lost.map(e => e.name)))
-          .then(changed, e => console.warn('Elastic Lite:', (e as Error).message))
+        void remove(lost.map(e => e.name)).then(changed, e => console.warn('Elastic Lite:', (e as Error).message))
       )
     );
   }
