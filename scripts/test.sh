@@ -3,8 +3,9 @@
 # non-zero if any failed. Suites: the layering of py/elastic_lite (import-linter, .importlinter),
 # ctest (native, ASan+UBSan), node --test (tests/node),
 # pytest (tests/py), browser tests in Chromium (tests/browser), the package tests (tests/pack).
-# Suites that leave a core idle run side by side, in two lanes (see below); each suite's output
-# is kept in a file and printed whole when it ends, so two suites never interleave their lines.
+# Suites run side by side, the Chromium suite from as early as it can (see "The schedule"
+# below); each suite's output is kept in a file and printed whole when it ends, so two suites
+# never interleave their lines.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -95,6 +96,28 @@ suite() {
   rm -f "$log"
 }
 
+shopt -s nullglob
+node_tests=(tests/node/*.test.mjs)
+py_tests=(tests/py/test_*.py)
+browser_tests=(tests/browser/*.test.mjs)
+pack_tests=(tests/pack/*.test.mjs)
+# Chromium test files run two at a time: each has its own server on a port the system picks,
+# its own Chromium profile and its own temporary folders, and they mostly wait on pages and
+# kernels. EL_BROWSER_CONCURRENCY=1 runs them one by one.
+BROWSER_CONCURRENCY="${EL_BROWSER_CONCURRENCY:-2}"
+
+# The schedule. The run is bound by CPU (2 cores), and the Chromium suite is by far the longest
+# (most of the CPU, two files at a time keep ~1.8 cores busy): it starts as soon as its inputs
+# exist (the build, the Pyodide snapshot below), and every other suite runs beside it, so that
+# both cores stay busy until it ends and it never waits behind shorter suites:
+#   layering, ctest            while the Pyodide snapshot is made (they need none of it); the
+#                              layering is .importlinter's: an import against it fails, naming
+#                              the chain of imports
+#   Chromium suite             from the snapshot on, to the end
+#   node, then pytest, then the package tests, beside it
+{ want layering && suite "layering (import-linter)" env PYTHONPATH=py .venv/bin/lint-imports --no-cache --no-logo
+  want ctest && suite "C core (ctest, ASan+UBSan)" ctest --test-dir build/native-asan --output-on-failure; } &
+
 # Every Pyodide the Node tests start in Node, and the CLI they run, is restored from one memory
 # snapshot of a freshly started interpreter (js/pyodide-glue.mjs, ELASTIC_LITE_PYODIDE_SNAPSHOT):
 # the same fresh interpreter for about a tenth of the CPU its start costs (4-5 s each, hundreds
@@ -107,26 +130,11 @@ elif node tests/node/helpers/pyodide-snapshot.mjs "$PYODIDE_SNAPSHOT"; then
 else
   echo "[test] no Pyodide memory snapshot: every interpreter starts the plain way" >&2
 fi
-shopt -s nullglob
-node_tests=(tests/node/*.test.mjs)
-py_tests=(tests/py/test_*.py)
-browser_tests=(tests/browser/*.test.mjs)
-pack_tests=(tests/pack/*.test.mjs)
-# Chromium test files run two at a time: each has its own server on a port the system picks,
-# its own Chromium profile and its own temporary folders, and they mostly wait on pages and
-# kernels. EL_BROWSER_CONCURRENCY=1 runs them one by one.
-BROWSER_CONCURRENCY="${EL_BROWSER_CONCURRENCY:-2}"
 
-# Two lanes at a time. First the Node suite (two files at a time, about one and a half cores
-# busy) and beside it the layering (.importlinter: an import against it fails, naming the chain
-# of imports), ctest and pytest; then the Chromium suite and beside it the package tests.
-{ want node && [ ${#node_tests[@]} -gt 0 ] && suite "node --test" node --test --test-concurrency=2 "${node_tests[@]}"; } &
-{ want layering && suite "layering (import-linter)" env PYTHONPATH=py .venv/bin/lint-imports --no-cache --no-logo
-  want ctest && suite "C core (ctest, ASan+UBSan)" ctest --test-dir build/native-asan --output-on-failure
-  want pytest && [ ${#py_tests[@]} -gt 0 ] && suite "pytest" .venv/bin/python -m pytest -q tests/py; } &
-wait
 { want browser && [ ${#browser_tests[@]} -gt 0 ] && suite "browser (Chromium)" node --test --test-concurrency="$BROWSER_CONCURRENCY" "${browser_tests[@]}"; } &
-{ want pack && [ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" env -u ELASTIC_LITE_PYODIDE_SNAPSHOT node --test --test-concurrency=1 "${pack_tests[@]}"; } &
+{ want node && [ ${#node_tests[@]} -gt 0 ] && suite "node --test" node --test --test-concurrency=2 "${node_tests[@]}"
+  want pytest && [ ${#py_tests[@]} -gt 0 ] && suite "pytest" .venv/bin/python -m pytest -q tests/py
+  want pack && [ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" env -u ELASTIC_LITE_PYODIDE_SNAPSHOT node --test --test-concurrency=1 "${pack_tests[@]}"; } &
 wait
 
 suite "no temporary files left behind" tmp_left_empty
