@@ -201,3 +201,23 @@ def test_a_bare_percent_restore_after_a_restart_brings_back_the_previous_kernels
     out = run(shell, "%restore", capsys)
     assert "m.ipynb [5] " in out, out
     assert shell.user_ns["data"] == {"rows": 40}
+
+
+def test_a_point_without_a_progress_listener_makes_no_call_per_group(store, monkeypatch):
+    """A point reuses a hundred records: with nobody listening to progress, the snapshot loop
+    gets no callback to call once per group (with one, each group is still announced)."""
+    from elastic_lite.capture import container
+    seen = []
+    made = container.SnapshotStream.__init__
+
+    def init(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        seen.append(self.progress)
+    monkeypatch.setattr(container.SnapshotStream, "__init__", init)
+    ns = {"__name__": "__main__", **{f"v{i}": [i] * 50 for i in range(20)}}
+    assert asyncio.run(host.checkpoint(namespace=ns, auto=True, cell=cell(1, "v0")))["ok"]
+    assert seen == [None]
+    events = []
+    assert asyncio.run(SESSION.checkpoint("p", namespace=ns, progress=events.append))["ok"]
+    assert seen[-1] is not None
+    assert sum(e["phase"] == "serialize" for e in events) >= 2 and events[-1] == {"phase": "store"}

@@ -403,6 +403,8 @@ class KernelSession:
             _emit(progress, phase="serialize", done=done, total=total, names=[*group])
             if done == total:
                 _emit(progress, phase="store")
+        if progress is None:  # nobody listens: no call per group (a point has a hundred)
+            on_group = None
 
         # capture: the replay side decides what is left out, and brings the recorded cells
         plan = _replay_steps.prepare(ns, names, enabled=bool(replay), cost=recompute_large)
