@@ -10,11 +10,16 @@ kernel loads at start come from PyPI): the interpreter files, those wheels, and 
 than as a CDN request in the browser. The kernel's own wheels (piplite, ipykernel,
 pyodide-kernel) and Elastic Lite's come from the extensions' piplite indexes, not from here.
 
-usage: make_pyodide.py NPM_PYODIDE_DIR OUT.tar.bz2 WHEEL...
+With --snapshot, the distribution also lets the kernels start Python from a memory snapshot
+(scripts/lite-snapshot.mjs, which needs the tests' Chromium; without it the archive is made
+without one).
+
+usage: make_pyodide.py [--snapshot] NPM_PYODIDE_DIR OUT.tar.bz2 WHEEL...
 """
 
 import json
 import shutil
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -29,7 +34,7 @@ INTERPRETER = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_std
                "package.json"]
 
 
-def main(npm_dir: Path, archive: Path, wheels: list[Path]) -> None:
+def main(npm_dir: Path, archive: Path, wheels: list[Path], snapshot: bool = False) -> None:
     with tempfile.TemporaryDirectory(prefix="elastic-lite-pyodide-") as tmp:
         dist = Path(tmp) / "pyodide"  # the archive's top folder, as in Pyodide's releases
         dist.mkdir()
@@ -47,6 +52,9 @@ def main(npm_dir: Path, archive: Path, wheels: list[Path]) -> None:
             (npm_dir / "package.json").read_text(encoding="utf-8"))["version"])
         spec = add_wheels_to_spec(PyodideLockSpec(info=info, packages={}), local, base_path=dist)
         spec.to_json(dist / "pyodide-lock.json", indent=1)
+        if snapshot:  # (it says why when it cannot)
+            subprocess.run(["node", str(Path(__file__).resolve().parent.parent / "scripts" / "lite-snapshot.mjs"),
+                            str(dist)], check=False)
         archive.parent.mkdir(parents=True, exist_ok=True)
         partial = archive.with_name(archive.name + ".partial")
         with tarfile.open(partial, "w:bz2") as tar:
@@ -57,4 +65,7 @@ def main(npm_dir: Path, archive: Path, wheels: list[Path]) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]), [Path(p) for p in sys.argv[3:]])
+    args = sys.argv[1:]
+    with_snapshot = args[:1] == ["--snapshot"]
+    args = args[1:] if with_snapshot else args
+    main(Path(args[0]), Path(args[1]), [Path(p) for p in args[2:]], with_snapshot)

@@ -11,7 +11,8 @@
 #      Python package (js/extension/pyproject.toml, hatchling, offline)
 #   4. build/jupyterlite/pyodide-<pyodide version>.tar.bz2, an offline Pyodide distribution
 #      (lite/make_pyodide.py: the interpreter from npm, the kernel's start-up wheels with their
-#      bytecode, as in 2, and a lock)
+#      bytecode, as in 2, a lock, and a memory snapshot of a freshly started interpreter that
+#      the kernels start from: scripts/lite-snapshot.mjs, made in the tests' Chromium)
 #   5. the offline site build/lite, built the way README documents for any offline site: the
 #      extension wheel pip-installed into the build environment (.venv), and
 #      `jupyter lite build --pyodide <that archive>`; the site's files come from lite/
@@ -93,13 +94,13 @@ fi
 
 # 4. the offline Pyodide distribution ----------------------------------------------------------
 pyodide_archive="$out_dir/pyodide-$PYODIDE_VERSION.tar.bz2"
-pyodide_stamp="$(stamp_of node_modules/pyodide/package.json build/lite-wheels lite/make_pyodide.py scripts/precompile-wheels.mjs)"
+pyodide_stamp="$(stamp_of node_modules/pyodide/package.json build/lite-wheels lite/make_pyodide.py scripts/precompile-wheels.mjs scripts/lite-snapshot.mjs lite/pyodide-from-snapshot.mjs)"
 if [ ! -f "$pyodide_archive" ] || ! up_to_date "$pyodide_archive.stamp" "$pyodide_stamp"; then
   rm -f "$out_dir"/pyodide-*.tar.bz2*
   compiled="$out_dir/lite-wheels"   # the kernel's start-up wheels with their bytecode
   rm -rf "$compiled"
   node scripts/precompile-wheels.mjs "$compiled" build/lite-wheels/*.whl
-  python lite/make_pyodide.py node_modules/pyodide "$pyodide_archive" "$compiled"/*.whl
+  python lite/make_pyodide.py --snapshot node_modules/pyodide "$pyodide_archive" "$compiled"/*.whl
   rm -rf "$compiled"
   echo "$pyodide_stamp" > "$pyodide_archive.stamp"
 fi
