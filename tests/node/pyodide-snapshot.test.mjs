@@ -66,6 +66,23 @@ test('an interpreter started from ELASTIC_LITE_PYODIDE_SNAPSHOT is that snapshot
     const rep = await pyJson(B, '__import__("elastic_lite").load_snapshot(_data.to_py(), trust=True).to_dict()');
     assert.deepEqual(rep.failed, []);
     assert.deepEqual(await pyJson(B, '[primes, box.v is primes, type(box).__name__]'), [[2, 3, 5, 7], true, 'Box']);
+
+    // Pickling recurses natively once per nested object, and in Pyodide a few thousand are a
+    // fatal error of the kernel (no RecursionError). Two shapes the walk's levels did not
+    // tell: nodes linked to each other and held in a flat list (two levels to the walk), and a
+    // chain inside the largest variable (which was left unwalked). Both are skipped, the
+    // interpreter lives on.
+    await py(A, `class Node:
+    def __init__(self, nxt=None): self.nxt = nxt
+nodes = [Node() for _ in range(4000)]
+for _a, _b in zip(nodes, nodes[1:]): _a.nxt = _b
+_c = None
+for _ in range(3000): _c = Node(_c)
+big = [float(_i) for _i in range(20000)] + [_c]
+del _a, _b, _c`);
+    const deep = await pyJson(A, '(lambda s: sorted(k["name"] for k in s.skipped if "levels deep" in k["reason"]))(_el.snapshot(names=["Node", "nodes", "big", "primes"]))');
+    assert.deepEqual(deep, ['big', 'nodes']);
+    assert.equal(await py(A, '1 + 1'), 2);
   } finally {
     if (saved === undefined) delete process.env[VAR];
     else process.env[VAR] = saved;

@@ -87,10 +87,28 @@ def test_budget_is_objects_not_time(nb):
 
 
 def test_largest_variable_is_not_walked_when_the_others_are_closed(nb):
-    ns = nb("big = [{'k': [i]} for i in range(50000)]\nsmall = [[1], {'x': 2}]\nn = 3")
+    ns = nb("big = [float(i) for i in range(50000)]\nsmall = [[1], {'x': 2}]\nn = 3")
     grouping = find_groups(capture(ns).variables, ns, {})
     assert grouping.unwalked == "big" and grouping.objects < 100
     assert sorted(grouping.groups) == [["big"], ["n"], ["small"]]
+
+
+def test_the_largest_variable_is_walked_when_anything_lies_past_its_first_level(nb):
+    # How deep pickle goes inside a variable is known only from a walk: a large list of
+    # containers is walked, and a chain thousands of objects long inside it (which pickling
+    # in Pyodide does not survive: a fatal error of the kernel) is found and not pickled.
+    import elastic_lite as el
+    ns = nb("big = [{'k': [i]} for i in range(50000)]\nsmall = [[1], {'x': 2}]")
+    grouping = find_groups(capture(ns).variables, ns, {})
+    assert grouping.unwalked is None and sorted(grouping.groups) == [["big"], ["small"]]
+    ns = nb("class Node:\n    def __init__(self, nxt): self.nxt = nxt\nchain = None\n"
+            "for _ in range(3000): chain = Node(chain)\n"
+            "big = [float(i) for i in range(50000)] + [chain]\nsmall = [1]\ndel chain")
+    snap = el.snapshot(ns)
+    assert snap.walk.unwalked is None
+    reasons = {s["name"]: s["reason"] for s in snap.skipped}
+    assert "nested more than 600 levels deep" in reasons["big"], reasons
+    assert sorted(n for g in snap.groups for n in g.names) == ["Node", "small"]
 
 
 def test_a_small_variable_inside_the_largest_one_is_found(nb):
@@ -137,7 +155,7 @@ def test_shared_empty_tuple_is_not_aliasing(nb):
 
 def test_an_immutable_tuple_of_atomic_values_held_elsewhere_does_not_force_the_walk(nb):
     # Python 3.13+ keeps a class's `__static_attributes__` tuple in a code object too.
-    ns = nb("class K:\n    names = ('i', 'name')\nbig = [[i] for i in range(50000)]")
+    ns = nb("class K:\n    names = ('i', 'name')\nbig = [float(i) for i in range(50000)]")
     held_by_a_code_object = [ns["K"].names]
     grouping = find_groups(capture(ns).variables, ns, {id(ns["K"]): "K"})
     assert grouping.unwalked == "big" and held_by_a_code_object
@@ -210,7 +228,7 @@ def test_the_largest_variable_is_not_walked_inside_snapshot_either(nb):
     # snapshot() holds the captured variables in dicts of its own (and a def beside them): its
     # references must not read as a referrer the walk did not follow
     import elastic_lite as el
-    ns = nb("class P:\n    pass\nbig = [{'k': [i]} for i in range(50000)]\nsmall = [[1], {'x': 2}]\n"
+    ns = nb("class P:\n    pass\nbig = [float(i) for i in range(50000)]\nsmall = [[1], {'x': 2}]\n"
             "d = {'a': [1, 2]}")
     walk = el.snapshot(ns).walk
     assert walk.unwalked == "big" and walk.objects < 100

@@ -140,6 +140,34 @@ for i in range(100):
     assert el.load_snapshot(snap, out).ok and out["short"].next.v == 98
 
 
+# - Nodes linked to each other and also held in a flat list (a linked list kept in a list, a
+#   graph's nodes): two levels to the walk, which counts breadth first, but pickle goes depth
+#   first along the links, one native recursion per node: 4,000 of them were a fatal error of
+#   the kernel in Pyodide. Pickle's own depth is now measured (capture.picklers.too_deep) for
+#   a group whose shared objects make it longer than the walk's levels can tell; a ring of a
+#   few hundred such nodes is saved as before.
+def test_linked_nodes_held_in_a_flat_list_are_skipped_before_pickling(nb):
+    ns = nb('''
+class Node:
+    def __init__(self, v):
+        self.v, self.next = v, None
+nodes = [Node(i) for i in range(4000)]
+for a, b in zip(nodes, nodes[1:]):
+    a.next = b
+ring = [Node(i) for i in range(300)]
+for a, b in zip(ring, ring[1:] + ring[:1]):
+    a.next = b
+del a, b
+''')
+    snap = el.snapshot(ns)
+    reasons = {s["name"]: s["reason"] for s in snap.skipped}
+    assert set(reasons) == {"nodes"}, reasons
+    assert "levels deep" in reasons["nodes"] and "linked list" in reasons["nodes"]
+    out = {"__name__": "__main__"}
+    assert el.load_snapshot(snap, out).ok
+    assert out["ring"][299].next is out["ring"][0] and out["ring"][5].next.v == 6
+
+
 # - A plugin registry kept by a base class's __init_subclass__, which names the base by its
 #   global name (the usual way): restore failed for the whole hierarchy ("NameError: name
 #   'Base' is not defined": the hook ran again while the subclass was rebuilt, before Base

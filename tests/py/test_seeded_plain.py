@@ -43,7 +43,7 @@ def test_a_type_a_checked_restore_refuses_is_skipped_not_written_plain(nb):
 def test_a_variable_proven_without_its_walk_has_no_seeds(nb):
     # the largest variable is not walked when the others are closed (Grouping.unwalked): its
     # edges to defs are a guess (every def), so it goes to cloudpickle as before
-    ns = nb("class P:\n    pass\nbig = [P() for i in range(20000)]\nsmall = [1, [2]]\n")
+    ns = nb("class P:\n    pass\nbig = [float(i) for i in range(20000)]\nsmall = [1, [2]]\n")
     variables = {n: ns[n] for n in ("big", "small")}
     grouping = _groups.find_groups(variables, ns, {id(ns["P"]): "P"})
     assert grouping.unwalked == "big" and grouping.refs["big"] == {"P"}  # every def: a guess

@@ -45,9 +45,9 @@ from ..trust import made_here as _made_here
 from ..changes.tracker import (NO_SHADOW_ROOM, KnownRecord, check_content, proof_of, match_key,
                                stream_hasher)
 from .selection import capture, default_namespace
-from .groups import DEEP_LEVELS, find_groups, is_notebook_def
-from .picklers import (CloudPickler, DillPickler, NotPlain, PlainCheck, PlainPickler,
-                       RefusedOnRestore, plain_allowed, refused_type)
+from .groups import DEEP_LEVELS, PICKLE_DEPTH, find_groups, is_notebook_def
+from .picklers import (CloudPickler, DillPickler, Discard, NotPlain, PlainCheck,
+                       PlainPickler, RefusedOnRestore, plain_allowed, refused_type, too_deep)
 from .._report import GroupReport, Snapshot, type_name
 from .._version import __version__
 
@@ -418,11 +418,16 @@ class SnapshotStream:
         grouping = find_groups(variables, ns, defs, holders=(cap.variables,))
         if reuse is not None:
             reuse.def_refs = grouping.refs
-        too_deep = _too_deep(grouping, cap.variables)
+        for group in grouping.winding:  # pickle may go deeper than the walk's levels
+            own = set(group)
+            if too_deep(tuple(cap.variables[n] for n in group), ns,
+                        {i: n for i, n in defs.items() if n not in own}, PICKLE_DEPTH):
+                grouping.deep.update(group)
+        deep_skipped = _too_deep(grouping, cap.variables)
         writer = _core.Writer(producer=f"elastic-lite {__version__}",
                               python=platform.python_version(),
                               created_ms=int(time.time() * 1000))
-        groups, skipped = [], list(cap.skipped) + too_deep
+        groups, skipped = [], list(cap.skipped) + deep_skipped
         picklers = _Picklers(writer, ns, self.buffer_threshold, hashing=reuse is not None)
         picklers.seeds = _Seeds(grouping, cap.variables)
         parts = _Parts(reuse)
@@ -584,11 +589,6 @@ def _write_or_split(writer, picklers, group, variables, defs, reuse=None,
         yield single, single_failed
 
 
-class _NullSink:
-    def write(self, buf):
-        return len(buf) if isinstance(buf, bytes) else memoryview(buf).nbytes
-
-
 def _refused_members(picklers, group, variables, defs):
     """{name: reason} of the variables of a failed group that hold an instance of a type a
     checked restore refuses (capture.picklers.RefusedOnRestore), found by pickling each alone into
@@ -596,7 +596,7 @@ def _refused_members(picklers, group, variables, defs):
     out = {}
     for name in group:
         refs = {i: n for i, n in defs.items() if n != name}
-        pickler = CloudPickler(_NullSink(), picklers.namespace, refs,
+        pickler = CloudPickler(Discard(), picklers.namespace, refs,
                                buffer_callback=lambda buf: False)
         try:
             pickler.dump((variables[name],))

@@ -66,6 +66,10 @@ _PAUSE = 8192  # objects (or width of the next level) after which a variable cou
 # 2,000 crashes both; 600 leaves room for a deeper stack at the time of the checkpoint
 # (a kernel's message handlers).
 DEEP_LEVELS = 600
+# Nested saves pickle may make (an instance and its dict are two): past them a group is not
+# pickled (see _winding and capture.picklers.too_deep). A chain of 999 instances (about 2,000
+# nested saves) checkpoints in Node and in Chromium's worker, one of 2,000 crashes both.
+PICKLE_DEPTH = 2 * DEEP_LEVELS + 100
 _SHARED_ATOMIC = 4096  # atomic values at least this long are grouped by identity (one copy)
 
 ATOMIC = frozenset({
@@ -147,6 +151,7 @@ class Grouping:
         self.unwalked = unwalked  # the variable proven not to share anything without a walk
         self.refs = {}  # name -> names of the notebook defs its value refers to (by name)
         self.types = frozenset()  # the types of the objects the walk looked at
+        self.winding = []  # groups pickle may recurse deeper into than the walk saw (_winding)
 
 
 class _UnionFind:
@@ -233,6 +238,7 @@ class _Walk:
         self.kinds = {}  # type -> 0 atomic (no edges), 1 plain (its referents), 2 special
         self._decided = {}  # id(special object) -> (it, _DROP / _DEF / _NODE), once each
         self.deep = set()  # labels of variables reached more than DEEP_LEVELS levels down
+        self.levels = 0  # the deepest level the walk expanded
 
     @property
     def stop(self):
@@ -447,13 +453,13 @@ class _Walk:
         nxt_labs.extend(first.values())
         return nxt, nxt_labs
 
-    def run(self, objs, labs, pause=False):
-        """Walk from `objs` (labelled) to the end. With `pause`, a variable whose pending
-        objects pass the threshold is set aside: returns (its label, its objects) or None.
-        Labels still walking past DEEP_LEVELS levels go into `deep`."""
-        level = 0
+    def run(self, objs, labs, pause=False, level=0):
+        """Walk from `objs` (labelled, at `level`) to the end. With `pause`, a variable whose
+        pending objects pass the threshold is set aside: returns (its label, its objects, their
+        level) or None. Labels still walking past DEEP_LEVELS levels go into `deep`."""
         while objs:
             level += 1
+            self.levels = max(self.levels, level)
             if level > DEEP_LEVELS:
                 self.deep.update(labs)
             if pause and len(objs) > _PAUSE:
@@ -463,10 +469,20 @@ class _Walk:
                     aside = list(_compress(objs, mine))
                     others = list(map(_not, mine))
                     objs, labs = list(_compress(objs, others)), list(_compress(labs, others))
-                    self.run(objs, labs)
-                    return label, aside
+                    self.run(objs, labs, level=level - 1)
+                    return label, aside, level - 1
             objs, labs = self._level(objs, labs)
         return None
+
+    def flat(self, objs, label):
+        """True when nothing lies more than two levels past `objs`: none of their children
+        holds anything the GC can see (one C pass: a 4-million-entry dict of numbers costs a
+        fraction of pickling it, where telling its items' types costs more than pickling).
+        Objects the GC does not track hold nothing a walk could see either. With numpy
+        imported (arrays hold objects the GC does not show), one level of the walk says it."""
+        if self.ndarray is not None:
+            return not self._expand(objs, [label] * len(objs))[0]
+        return not gc.get_referents(*gc.get_referents(*objs))
 
     # -- the whole namespace ---------------------------------------------------------------
     def closed_except(self, skip, variables, holders=()):
@@ -576,7 +592,7 @@ def find_groups(variables, namespace, def_ids, max_objects=20_000_000, holders=(
 
 
 def _find_groups(variables, namespace, def_ids, max_objects, holders):
-    start = time.perf_counter()
+    t_start = time.perf_counter()
     names = list(variables)
     n = len(names)
     if n == 0:
@@ -614,8 +630,10 @@ def _find_groups(variables, namespace, def_ids, max_objects, holders):
     try:
         aside = w.run(objs, labs, pause=not paused)
         objs = labs = None
+        start = 0  # the level the paused variables' pending objects are at
         if aside is not None:
             paused[aside[0]] = aside[1]
+            start = aside[2]
             aside = None
         if paused:
             # Keep the widest paused variable for last; walk the others to the end.
@@ -626,11 +644,15 @@ def _find_groups(variables, namespace, def_ids, max_objects, holders):
                   [k for k in rest for _ in paused[k]])
             for k in rest:
                 del paused[k]
-            if w.closed_except(last, variables, holders):
+            # Left unwalked only when nothing non-atomic lies past its pending objects: how
+            # deep pickle would go inside it is known then (a large list of dicts could hold
+            # a chain of thousands of objects, which pickling in Pyodide does not survive)
+            if w.closed_except(last, variables, holders) and w.flat(paused[last], last):
                 unwalked = names[last]
+                w.levels = max(w.levels, start + 2)
             else:
                 left = paused.pop(last)
-                w.run(left, [last] * len(left))
+                w.run(left, [last] * len(left), level=start)
             paused.clear()
     except _TooMany:
         truncated = (f"the grouping walk stopped after {w.expanded:,} objects (its budget); "
@@ -643,8 +665,10 @@ def _find_groups(variables, namespace, def_ids, max_objects, holders):
     groups = {}
     for i, name in enumerate(names):
         groups.setdefault(w.uf.find(i), []).append(name)
-    out = Grouping(list(groups.values()), w.expanded, time.perf_counter() - start,
+    out = Grouping(list(groups.values()), w.expanded, time.perf_counter() - t_start,
                    truncated, unwalked, deep=(names[i] for i in w.deep))
+    if truncated is None:
+        out.winding = _winding(w, groups, out.deep)
     out.types = frozenset(w.kinds).union(w._is_special)
     for i, d in w.edges:
         if d in def_ids:
@@ -654,6 +678,25 @@ def _find_groups(variables, namespace, def_ids, max_objects, holders):
         for name in (names if truncated is not None else [unwalked]):
             out.refs[name] = every
     return out
+
+
+def _winding(w, groups, deep):
+    """The groups pickling may recurse deeper into than the walk's levels say (each a list of
+    names): the walk counts levels breadth-first, but pickle goes depth-first, and through an
+    object held twice it may go on down a path the walk reached from elsewhere (a flat list of
+    4,000 linked nodes is two levels to the walk, 4,000 to pickle). A path of pickle's runs
+    through alone objects (one referrer: the walk's levels are their depth) between objects
+    held more than once (recorded by the walk), so it is at most (m + 1) * (levels + 1) long,
+    m the group's recorded objects; only a group where that passes PICKLE_DEPTH is listed,
+    for `capture.picklers.too_deep` to measure."""
+    bound = w.levels + 1
+    if 2 * bound > PICKLE_DEPTH:  # even a lone variable: every group
+        risky = set(groups)
+    else:
+        find = w.uf.find
+        held = collections.Counter(map(find, map(w.owner.__getitem__, w.multi)))
+        risky = {g for g, m in held.items() if (m + 1) * bound > PICKLE_DEPTH}
+    return [groups[g] for g in risky if g in groups and not deep.intersection(groups[g])]
 
 
 def _merge_def_cycles(uf, n, edges, def_owner):

@@ -518,6 +518,78 @@ class DillPickler(_Policy, dill.Pickler):
         return self._el_override(obj)
 
 
+class Discard:
+    """A file that takes everything and keeps nothing."""
+
+    @staticmethod
+    def write(buf):
+        return len(buf) if isinstance(buf, bytes) else memoryview(buf).nbytes
+
+
+def _out_of_band_nothing(buf):
+    return False
+
+
+_PROBE_LEAVES = frozenset({type(None), bool, int, float, complex, str, bytes, bytearray,
+                           type(Ellipsis), type(NotImplemented), range, types.ModuleType,
+                           types.BuiltinFunctionType, pickle.PickleBuffer})
+
+
+def _saved_children(obj, policy):
+    """What pickling `obj` with `policy`'s rules saves next, in pickle's order."""
+    t = type(obj)
+    if t is list or t is tuple or t is set or t is frozenset:
+        return obj
+    if t is dict:
+        return [x for item in obj.items() for x in item]
+    rv = policy.reducer_override(obj)
+    if rv is NotImplemented:
+        if isinstance(obj, type) or t is types.FunctionType:
+            return ()  # by reference
+        reduce = policy.dispatch_table.get(t)
+        rv = reduce(obj) if reduce is not None else obj.__reduce_ex__(PROTOCOL)
+    if not isinstance(rv, tuple):
+        return ()  # a global's name
+    func, args, state, listitems, dictitems = (rv + (None,) * 5)[:5]
+    out = [func, *(args or ())]
+    if listitems is not None:
+        out.extend(listitems)
+    if dictitems is not None:
+        out.extend(x for item in dictitems for x in item)
+    if state is not None:
+        out.append(state)
+    return out
+
+
+def too_deep(values, namespace, refs, limit):
+    """True when pickling `values` (with our rules; `refs`: the defs of other groups) nests
+    more than `limit` saves: the C pickler recurses natively once per save, and in Pyodide
+    the JavaScript stack overflows first (a fatal error that ends the kernel, no
+    RecursionError). Told by going depth first through what pickle would save, in its order,
+    each object once (its memo), with a list for a stack: no recursion here (Python's own
+    pickler recurses natively too, through save_reduce). Anything that stops it (a reducer
+    that fails) is left to the real pickling to report."""
+    policy = CloudPickler(Discard(), namespace, refs, buffer_callback=_out_of_band_nothing)
+    seen = {}  # id -> object (kept alive: the ids stay theirs)
+    stack = [iter(values)]
+    leaves = _PROBE_LEAVES
+    try:
+        while stack:
+            for child in stack[-1]:
+                if type(child) in leaves or id(child) in seen:
+                    continue
+                seen[id(child)] = child
+                stack.append(iter(_saved_children(child, policy)))
+                if len(stack) > limit:
+                    return True
+                break
+            else:
+                stack.pop()
+    except Exception:  # not picklable, a reducer that fails...: the real attempt says so
+        return False
+    return False
+
+
 def load(serializer, payload, buffers=()):
     """Unpickle one record's stream (already validated by the C core); `buffers` are its
     out-of-band buffers in NEXT_BUFFER order (writable memoryviews: arrays stay writable)."""
