@@ -900,6 +900,16 @@ function isQuotaError(err) {
     err.name === 'NS_ERROR_DOM_QUOTA_REACHED');
 }
 
+// How a commit is written to disk. A checkpoint a person asked for is flushed before it is
+// reported as saved ('strict'). An automatic point after a cell (meta.auto) is 'relaxed': as
+// atomic as any commit and at once in the browser's database (a crashed tab or browser keeps
+// it), but flushed by the system a moment later, so a power cut in that moment can lose that
+// newest point, never an earlier checkpoint. The flush is most of a small point's time, and
+// the next cell makes another point anyway.
+export function durabilityOf(meta) {
+  return meta && meta.auto === true ? 'relaxed' : 'strict';
+}
+
 // A request as a promise. Awaiting it inside a transaction is safe: the continuation runs in
 // the microtask checkpoint of the success event, while the transaction is still active.
 function req(request) {
@@ -913,12 +923,13 @@ function req(request) {
  * Runs `body(tx)` in one transaction and resolves with its result once the transaction has
  * committed. An exception thrown by body aborts the transaction (nothing it did is kept) and
  * is the rejection; an abort by the browser (quota, crash) rejects with its error.
+ * A write is 'strict' (flushed to disk before it is reported done) unless `durability` says
+ * 'relaxed': see durabilityOf.
  */
-function inTransaction(db, stores, mode, body) {
+function inTransaction(db, stores, mode, body, durability = 'strict') {
   return new Promise((resolve, reject) => {
     const tx = mode === 'readwrite'
-      // 'strict': a checkpoint is worth one flush to disk before it is reported as saved.
-      ? db.transaction(stores, mode, { durability: 'strict' })
+      ? db.transaction(stores, mode, { durability })
       : db.transaction(stores, mode);
     let failure = null; let result;
     tx.oncomplete = () => {
@@ -1370,7 +1381,7 @@ export class IndexedDBStore {
    * move meanwhile; else it starts again. A write that returns false changed nothing: the
    * counter is left as it was.
    */
-  async _counted(stores, signing, prepare, write) {
+  async _counted(stores, signing, prepare, write, durability = 'strict') {
     const db = await this._open();
     // The counter this object wrote last, instead of a transaction to read it back: the write
     // below checks it is still the stored one (else it starts again from the stored one).
@@ -1398,7 +1409,7 @@ export class IndexedDBStore {
         if (!(await unchanged)) throw COUNTER_MOVED;
         if (result !== false) tx.objectStore(SETTINGS).put({ id: COUNTER_ID, doc });
         return { result };
-      }).catch((err) => { if (err === COUNTER_MOVED) return { retry: true }; throw err; });
+      }, durability).catch((err) => { if (err === COUNTER_MOVED) return { retry: true }; throw err; });
       if (!done.retry) {
         if (done.result !== false) this._lastCounter = { signing, counter: await this._counterOf(signing, doc) };
         return done.result;
@@ -1669,7 +1680,7 @@ export class IndexedDBStore {
             const expired = await this._commitIn(tx, name, e, p.meta, retention, p.sig, { files, written, holder, prepared, expecting, predicted: p.predicted });
             if (p.predicted && !sameNames(p.predicted, expired)) throw PREDICTION_MISSED;
             return { expired, counted: !!p.predicted };
-          });
+          }, durabilityOf(meta));
           if (holder.retained) this._retained.set(meta.notebook, holder.retained);
           if (!done.counted) await this._counterRemoved(done.expired).catch(() => {}); // best effort: the commit stands
           break;

@@ -745,6 +745,31 @@ test('a point in one transaction: commit() writes the new records it is given be
   await store.close();
 });
 
+test('durability: an automatic point (meta.auto) commits relaxed; a checkpoint a person asked for, and every other write, strict', async () => {
+  const store = new IndexedDBStore({ indexedDB: new IDBFactory(), chunkSize: CHUNK });
+  const head = new Uint8Array(64); const tail = new Uint8Array(64);
+  const a = payload(700, 1); const b = payload(800, 2);
+  const transaction = IDBDatabase.prototype.transaction;
+  const writes = [];
+  IDBDatabase.prototype.transaction = function seen(stores, mode, options) {
+    if (mode === 'readwrite') writes.push(options?.durability ?? 'default');
+    return transaction.call(this, stores, mode, options);
+  };
+  const during = async (fn) => { writes.length = 0; await fn(); return [...writes]; };
+  try {
+    // (the first commit also makes this browser's signing key: its own write, strict)
+    const asked = await during(() => store.commit('mine', { head, tail, records: [{ key: null, length: b.byteLength }], meta: { keep: true } }, { records: [b] }));
+    assert.equal(asked.at(-1), 'strict');
+    assert.deepEqual([...new Set(asked)], ['strict']);
+    const point = await during(() => store.commit('point', { head, tail, records: [{ key: null, length: a.byteLength }], meta: { auto: true } }, { records: [a] }));
+    assert.deepEqual(point, ['relaxed']);
+    assert.deepEqual(await during(() => store.putRecords([payload(900, 3)])), ['strict']);
+    assert.deepEqual([...new Set(await during(() => store.delete('point')))], ['strict']);
+  } finally { IDBDatabase.prototype.transaction = transaction; }
+  assert.deepEqual([...await store.readRecords([(await store.getEntry('mine')).records[0].key])], [b]);
+  await store.close();
+});
+
 test('a notebook\'s points under retention: the removal of the oldest is counted in the commit\'s one transaction ' +
   '(predicted from the last commit, checked in the transaction); an expired point put back is a rollback; ' +
   'another tab\'s point meanwhile: predicted wrong, made again, counted right', async () => {
