@@ -19,7 +19,7 @@ import path from 'node:path';
 
 import {
   CELL_BUILD, CELL_CHECK, ITEM, answerRestoreOffer, appendCell, openNotebook, openSidebar, openSite, runCell,
-  runFromPalette, waitForItemCount, waitForNotebook, waitForStatus,
+  runFromPalette, waitForItemCount, waitForNotebook, waitForRestoreOffer, waitForStatus,
 } from './jupyterlite-page.mjs';
 import { tempDirSync } from '../helpers/tempdir.mjs';
 import { runCli } from '../node/cli-helpers.mjs';
@@ -227,6 +227,20 @@ test('checkpoints saved to a folder: the kernel writes it, restored after a relo
     const itemWarning = page.locator('#elastic-lite-sidebar .jp-ElasticLite-itemWarning').first();
     await itemWarning.waitFor({ timeout: 60_000 });
     assert.match(await itemWarning.innerText(), /^Warning: this checkpoint cannot be restored in this browser: restoring its .* needs about/);
+    // and the restore offer after a reload says it: first in the notification (it shows 140
+    // characters), the stored text behind "Why?"
+    await page.reload();
+    await waitForNotebook(page);
+    const offer = await waitForRestoreOffer(page);
+    assert.match(await offer.innerText(), /^Restore the last checkpoint\? Too large to restore in this browser: the one of /);
+    await offer.locator('button.jp-toast-button', { hasText: 'Why?' }).click();
+    const why = page.locator('.jp-Dialog', { hasText: 'This checkpoint may not restore here' });
+    await why.waitFor({ timeout: 10_000 });
+    assert.match(await why.innerText(), /Warning: this checkpoint cannot be restored in this browser: restoring its .* needs about/);
+    await why.locator('button.jp-mod-accept').click();
+    await why.waitFor({ state: 'detached', timeout: 10_000 });
+    await offer.locator('button.jp-toast-button', { hasText: 'Not now' }).click();
+    await offer.waitFor({ state: 'detached', timeout: 10_000 });
 
     // 8. the browser removes the whole site's storage (as eviction does: IndexedDB and the
     // origin's files, localStorage kept): after a reload the sidebar says the checkpoints saved

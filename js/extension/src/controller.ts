@@ -9,7 +9,7 @@
 // (listReport, golden vectors), given the names of the points the kernel took for this page. With
 // a desktop CPython kernel (ipykernel) the store is a folder on the server's machine: host.list /
 // delete / export in the kernel, whose reports the sidebar shows as they come.
-import { Notification } from '@jupyterlab/apputils';
+import { Dialog, Notification, showDialog } from '@jupyterlab/apputils';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -453,12 +453,33 @@ export class ElasticLiteController {
     // the cell the state followed, short: JupyterLab cuts a notification after 140 characters
     const label = latest.label;
     const point = label.length > 40 ? `${label.slice(0, 39)}…` : label;
-    const id = Notification.info(
-      shownText(`Restore the last checkpoint? ${notebook} has one from ${formatTime(meta.createdMs)}` +
-        `${point ? `, after ${point}` : ''} (${meta.variables ?? '?'} variables, ${fmtBytes(meta.size)}).`),
+    // the heap warning the kernel stored with it when it was saved (the sidebar item and
+    // %checkpoints say it too): first, as a notification shows 140 characters; the whole
+    // text behind "Why?"
+    const warning = typeof meta.restoreWarning === 'string' ? meta.restoreWarning : null;
+    const when = formatTime(meta.createdMs);
+    const sizes = `(${meta.variables ?? '?'} variables, ${fmtBytes(meta.size)})`;
+    const text = warning
+      ? `Restore the last checkpoint? Too large to restore in this browser: the one of ${notebook} from ${when} ${sizes}.`
+      : `Restore the last checkpoint? ${notebook} has one from ${when}${point ? `, after ${point}` : ''} ${sizes}.`;
+    const why = {
+      label: 'Why?',
+      callback: (event: MouseEvent) => {
+        event.preventDefault(); // the offer stays
+        void showDialog({
+          title: 'This checkpoint may not restore here',
+          body: shownText(`Warning: ${warning}`),
+          buttons: [Dialog.okButton({ label: 'OK' })]
+        });
+      }
+    };
+    const id = Notification.emit(
+      shownText(text),
+      warning ? 'warning' : 'info',
       {
         autoClose: false,
         actions: [
+          ...(warning ? [why] : []),
           {
             label: 'Restore',
             displayType: 'accent',

@@ -3,7 +3,10 @@
 // elastic_lite itself: the extension never runs a second Python.
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
-export const MARKER = '__ELASTIC_LITE_RESULT__';
+// Not ASCII (the §) on purpose: the line a snippet prints is MARKER + JSON, one str, and
+// Pyodide hands an ASCII str of 64 characters or more that lies above 2 GiB of its heap to JS
+// as NULs; a str with any other character crosses whole (py/elastic_lite/_jsbytes.py).
+export const MARKER = '__ELASTIC_LITE_RESULT\u00a7__';
 
 /** What a snippet printed: a report of elastic_lite.host, or {ok: false, error} when the
  * snippet itself failed (elastic_lite missing, the kernel gone). */
