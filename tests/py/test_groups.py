@@ -276,3 +276,27 @@ del shared
     assert ["b", "c", "d"] in groups and ["a"] in groups
     assert grouping.refs["a"] == {"C", "D"}
     assert grouping.refs["b"] >= {"C"} and grouping.refs["c"] >= {"E"}
+
+
+def test_pickles_depth_is_measured_only_where_shared_objects_could_make_it_long(nb):
+    # A flat list of linked nodes is two levels to the walk and 3,000 saves deep to pickle:
+    # measured (capture.picklers.too_deep). The boundaries, not measured (it costs a Python
+    # pass over the group): a table whose rows are each held twice, shallow, next to a
+    # 500-node chain (whose depth does not make the table any deeper); the chain itself.
+    ns = nb("""
+class Node:
+    def __init__(self, nxt=None): self.nxt = nxt
+linked = [Node() for _ in range(1500)]
+for a, b in zip(linked, linked[1:]):
+    a.nxt = b
+rows = [[i, str(i)] for i in range(300)]
+table = rows + rows
+chain = None
+for _ in range(500):
+    chain = Node(chain)
+del a, b, rows
+""")
+    variables = capture(ns).variables
+    defs = {id(v): k for k, v in variables.items() if is_notebook_def(v, ns)}
+    grouping = find_groups(variables, ns, defs)
+    assert sorted(map(sorted, grouping.winding)) == [["linked"]]

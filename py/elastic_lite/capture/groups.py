@@ -70,6 +70,7 @@ DEEP_LEVELS = 600
 # pickled (see _winding and capture.picklers.too_deep). A chain of 999 instances (about 2,000
 # nested saves) checkpoints in Node and in Chromium's worker, one of 2,000 crashes both.
 PICKLE_DEPTH = 2 * DEEP_LEVELS + 100
+_TALL = 8  # levels up to which the walk does not note which variable reached which level
 _SHARED_ATOMIC = 4096  # atomic values at least this long are grouped by identity (one copy)
 
 ATOMIC = frozenset({
@@ -238,7 +239,10 @@ class _Walk:
         self.kinds = {}  # type -> 0 atomic (no edges), 1 plain (its referents), 2 special
         self._decided = {}  # id(special object) -> (it, _DROP / _DEF / _NODE), once each
         self.deep = set()  # labels of variables reached more than DEEP_LEVELS levels down
+        self.tall = {}  # label -> the deepest level past _TALL its variable was walked at
         self.levels = 0  # the deepest level the walk expanded
+        self.back = collections.Counter()  # label -> edges to objects of an earlier level
+        self.at = {}  # id -> the level a recorded object was reached at (roots: 0)
 
     @property
     def stop(self):
@@ -405,7 +409,7 @@ class _Walk:
             lab.extend(owner_labs)
         return out, lab
 
-    def _level(self, objs, labs):
+    def _level(self, objs, labs, level=0):
         """Expand one level; returns the next (objects, labels)."""
         out, lab = self._expand(objs, labs)
         self.expanded += len(out)
@@ -432,6 +436,12 @@ class _Walk:
         owner, uf = self.owner, self.uf
         prev = list(map(owner.get, ids))
         known = list(map(operator.is_not, prev, _repeat(None)))
+        if any(known):  # an edge to an object recorded at this level or before (its
+            # children would be at level + 1): sideways or back (see _winding)
+            at = self.at
+            was = list(map(at.__getitem__, _compress(ids, known)))
+            self.back.update(_compress(_compress(lab, known), map(
+                operator.ge, _repeat(level), was)))
         for a, b in set(zip(_compress(lab, known), _compress(prev, known))):
             if a != b:
                 uf.union(a, b)
@@ -447,6 +457,7 @@ class _Walk:
                     uf.union(first[oid], label)
         byid = dict(zip(new_ids, _compress(out, new)))
         owner.update(first)
+        self.at.update(zip(first, _repeat(level + 1)))
         fresh = list(map(byid.__getitem__, first))
         self.multi.update(zip(first, fresh))
         nxt.extend(fresh)
@@ -460,6 +471,8 @@ class _Walk:
         while objs:
             level += 1
             self.levels = max(self.levels, level)
+            if level > _TALL:  # narrow, in practice: only deep structures get here
+                self.tall.update(zip(labs, _repeat(level)))
             if level > DEEP_LEVELS:
                 self.deep.update(labs)
             if pause and len(objs) > _PAUSE:
@@ -471,7 +484,7 @@ class _Walk:
                     objs, labs = list(_compress(objs, others)), list(_compress(labs, others))
                     self.run(objs, labs, level=level - 1)
                     return label, aside, level - 1
-            objs, labs = self._level(objs, labs)
+            objs, labs = self._level(objs, labs, level)
         return None
 
     def flat(self, objs, label):
@@ -607,7 +620,7 @@ def _find_groups(variables, namespace, def_ids, max_objects, holders):
         rid = id(root)
         if type(root) in ATOMIC:
             if type(root) is bytes and w.ndarray is not None and rid not in w.owner:
-                w.owner[rid] = i  # arrays may expose these bytes (np.frombuffer)
+                w.owner[rid], w.at[rid] = i, 0  # arrays may expose these bytes (np.frombuffer)
                 w.multi[rid] = root
             elif rid in w.owner:
                 w.uf.union(i, w.owner[rid])
@@ -617,7 +630,7 @@ def _find_groups(variables, namespace, def_ids, max_objects, holders):
         if rid in w.owner:
             w.uf.union(i, w.owner[rid])
             continue
-        w.owner[rid] = i
+        w.owner[rid], w.at[rid] = i, 0
         w.multi[rid] = root
         if rid in w.def_keys:
             w.def_owner.setdefault(rid, i)
@@ -650,6 +663,8 @@ def _find_groups(variables, namespace, def_ids, max_objects, holders):
             if w.closed_except(last, variables, holders) and w.flat(paused[last], last):
                 unwalked = names[last]
                 w.levels = max(w.levels, start + 2)
+                if start + 2 > _TALL:
+                    w.tall[last] = start + 2
             else:
                 left = paused.pop(last)
                 w.run(left, [last] * len(left), level=start)
@@ -682,21 +697,26 @@ def _find_groups(variables, namespace, def_ids, max_objects, holders):
 
 def _winding(w, groups, deep):
     """The groups pickling may recurse deeper into than the walk's levels say (each a list of
-    names): the walk counts levels breadth-first, but pickle goes depth-first, and through an
-    object held twice it may go on down a path the walk reached from elsewhere (a flat list of
-    4,000 linked nodes is two levels to the walk, 4,000 to pickle). A path of pickle's runs
-    through alone objects (one referrer: the walk's levels are their depth) between objects
-    held more than once (recorded by the walk), so it is at most (m + 1) * (levels + 1) long,
-    m the group's recorded objects; only a group where that passes PICKLE_DEPTH is listed,
-    for `capture.picklers.too_deep` to measure."""
-    bound = w.levels + 1
-    if 2 * bound > PICKLE_DEPTH:  # even a lone variable: every group
-        risky = set(groups)
-    else:
-        find = w.uf.find
-        held = collections.Counter(map(find, map(w.owner.__getitem__, w.multi)))
-        risky = {g for g, m in held.items() if (m + 1) * bound > PICKLE_DEPTH}
-    return [groups[g] for g in risky if g in groups and not deep.intersection(groups[g])]
+    names): the walk counts levels breadth first, pickle goes depth first, and along an edge
+    to an object the walk had already reached at an earlier level (sideways or back: a node
+    linked to the next one, both held in a flat list) it goes on deeper than that object's
+    level (4,000 such nodes are two levels to the walk, 4,000 to pickle). Every other edge
+    goes one level down, so a path of pickle's is at most (k + 1) * (levels + 1) long, k the
+    group's sideways or back edges, levels its deepest (noted per variable past _TALL; below,
+    the walk's deepest); only a group where that passes PICKLE_DEPTH is listed, for
+    `capture.picklers.too_deep` to measure."""
+    find = w.uf.find
+    lowest = min(_TALL, w.levels)  # what a group with no variable past _TALL levels has
+    levels = collections.defaultdict(lambda: lowest)  # a group's deepest level
+    for label, level in w.tall.items():
+        g = find(label)
+        levels[g] = max(levels[g], level)
+    back = collections.Counter()
+    for label, k in w.back.items():
+        back[find(label)] += k
+    return [groups[g] for g in groups
+            if (back[g] + 1) * (levels[g] + 1) > PICKLE_DEPTH
+            and not deep.intersection(groups[g])]
 
 
 def _merge_def_cycles(uf, n, edges, def_owner):
