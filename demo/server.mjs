@@ -108,9 +108,17 @@ function handler(mounts, indexRedirect) {
 function serveFile(req, res, file, st) {
   if (!st || !st.isFile()) return send(res, 404, 'Not found.\n');
   const type = MIME[path.extname(file).toLowerCase()] || 'application/octet-stream';
+  // A validator, so that a revalidation of an unchanged file is a 304: the browser then keeps
+  // its cached copy and what it compiled from it (V8's code caches of scripts and .wasm).
+  const etag = `"${st.size.toString(16)}-${Math.floor(st.mtimeMs * 1000).toString(16)}"`;
+  if (req.headers['if-none-match'] === etag) {
+    res.writeHead(304, { ETag: etag, 'Cache-Control': 'no-cache' });
+    return res.end();
+  }
   res.writeHead(200, {
     'Content-Type': type,
     'Content-Length': st.size,
+    ETag: etag,
     // The demo is rebuilt while people work on it: always revalidate, never serve stale JS.
     'Cache-Control': 'no-cache',
     'X-Content-Type-Options': 'nosniff',

@@ -6,6 +6,8 @@
 //   Pyodide started from the site's own interpreter and lock, loading packages as the kernel
 //   does, every module has its pyc, importing uses it (no source is compiled), and a traceback
 //   through a precompiled module still shows its source lines;
+// - the static server (demo/server.mjs) answers a revalidation of an unchanged file with 304, so
+//   a reload keeps the cached Pyodide and what V8 compiled from it;
 // - its kernels start Python from a memory snapshot made in Chromium (scripts/lite-snapshot.mjs;
 //   lite/pyodide-from-snapshot.mjs is the site's pyodide.mjs): the snapshot is there; with an
 //   unusable one Pyodide starts the plain way. That a kernel started from it works is what every
@@ -15,6 +17,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { tempDirSync } from '../helpers/tempdir.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SITE = process.env.ELASTIC_LITE_SITE || path.join(ROOT, 'build', 'lite');
@@ -122,4 +126,27 @@ str([sys.path[:2], 'pyodide_kernel' in sys.modules, 6 * 7])`;
     assert.deepEqual(fetched, ['pyodide.snapshot']);
     assert.match(warned.join('\n'), /did not start from its snapshot .*plain way/);
   });
+});
+
+test('the static server answers a revalidation of an unchanged file with 304, so a reload keeps what the browser compiled', async (t) => {
+  const { startServer } = await import('../../demo/server.mjs');
+  const dir = tempDirSync('el-etag-');
+  fs.writeFileSync(path.join(dir, 'a.wasm'), 'one');
+  const server = await startServer({ root: dir, port: 0 });
+  t.after(() => server.close());
+  const url = `${server.url}a.wasm`;
+  const first = await fetch(url);
+  assert.equal(first.status, 200);
+  assert.equal(await first.text(), 'one');
+  assert.equal(first.headers.get('cache-control'), 'no-cache', 'always revalidated');
+  const etag = first.headers.get('etag');
+  assert.ok(etag, 'a validator');
+  const again = await fetch(url, { headers: { 'If-None-Match': etag } });
+  assert.equal(again.status, 304);
+  // a changed file (same size, a later time) is sent again
+  fs.writeFileSync(path.join(dir, 'a.wasm'), 'two');
+  fs.utimesSync(path.join(dir, 'a.wasm'), new Date(), new Date(Date.now() + 1500));
+  const changed = await fetch(url, { headers: { 'If-None-Match': etag } });
+  assert.equal(changed.status, 200);
+  assert.equal(await changed.text(), 'two');
 });
