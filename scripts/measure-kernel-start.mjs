@@ -7,10 +7,16 @@
 //     small module that times loadPyodide (and the .wasm compile), each loadPackage and each
 //     runPythonAsync the kernel makes (worker clock), then hands over the real Pyodide.
 //
+//     (the kernel's piplite installs and its `import pyodide_kernel` are run and timed apart)
+//
 //   node scripts/measure-kernel-start.mjs [--runs N] [--reload] [--json] [--args 'CHROMIUM ARGS']
+//       [--code CODE --expect REGEXP] [--replace REL=FILE ...]
 //
 // --reload: the page is loaded a second time in the same browser (what a test's reload costs:
-// the HTTP cache and V8's code caches are warm), measured separately.
+// the HTTP cache and V8's code caches are warm), measured separately. --code: the cell to run
+// instead (e.g. one that calls run_sync). --replace: serve FILE as the site's REL (a variant,
+// e.g. other wheels or another pyodide-lock.json, without building a site);
+// EL_MEASURE_PACKAGES='["name", ...]' puts names in front of the kernel's loadPyodide packages.
 // A developer's tool, not a test: figures move with the machine's load; compare variants side
 // by side (alternate them, several runs each).
 import fs from 'node:fs';
