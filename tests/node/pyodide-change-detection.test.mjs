@@ -135,10 +135,10 @@ x = 1
 // forgotten and gone, leaves none armed: the events must be off, or every resumption of any code
 // outside a watched namespace pays a callback that walks the stack (seen in the benchmark's one
 // Chromium kernel: a generator expression over 300,000 items 0.46 s before an automatic point
-// in another namespace, 3.2 s after). Red now: fast_path switches off only when something arms
-// or gives up, not when the last armed Changes is collected.
+// in another namespace, 3.2 s after). A collected Changes now switches (fast_path.arm: its
+// finalizer); before, the events went off only when something armed or gave up.
 test('Pyodide: once the only namespace whose changes were tracked is forgotten and gone, the change watch is off',
-  { todo: 'changes.fast_path leaves sys.monitoring events on after the last armed Changes is collected' }, async () => {
+  async () => {
     const p = await freshPyodide();
     await py(p, `
 import gc, sys, types

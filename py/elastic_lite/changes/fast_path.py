@@ -157,6 +157,10 @@ def arm(namespace):
     intact()
     with _State.lock:
         _State.armed.setdefault(id(namespace), weakref.WeakSet()).add(changes)
+    # once it is gone (dropped with its tracker, or with a report), the events go off when no
+    # other collects; else they stayed on until something armed or gave up, every resumption
+    # of code elsewhere paying a callback that walks the stack
+    weakref.finalize(changes, _switch, False).atexit = False
     _running_code(namespace, changes)
     _switch()
     if _State.on:  # code switched off since the last checkpoint reports again
@@ -289,14 +293,20 @@ def _stop():
         _State.on = False
 
 
-def _switch():
-    """Events on while some armed Changes still collects, off otherwise (no cost at all)."""
-    with _State.lock:
+def _switch(wait=True):
+    """Events on while some armed Changes still collects, off otherwise (no cost at all).
+    `wait=False` (from a collected Changes' finalizer, which may run inside a section holding
+    the lock): nothing if the lock is taken; its holder switches after it anyway."""
+    if not _State.lock.acquire(blocking=wait):
+        return
+    try:
         for ns_id in list(_State.armed):
             live = [c for c in _State.armed[ns_id] if c.full is None]
             if not live:
                 del _State.armed[ns_id]
         want = bool(_State.armed)
+    finally:
+        _State.lock.release()
     if want != _State.on and _State.tool is not None:
         ev = _MON.events
         _MON.set_events(_State.tool, (ev.PY_START | ev.PY_RESUME | ev.PY_THROW) if want else 0)
