@@ -168,6 +168,33 @@ del a, b
     assert out["ring"][299].next is out["ring"][0] and out["ring"][5].next.v == 6
 
 
+# - The two depth rules agree: what the walk's levels let through (a chain of DEEP_LEVELS
+#   objects) pickle's measured depth lets through too, for the deepest kind of level (a
+#   __slots__ instance: itself, its state tuple, its slots dict). A 595-node chain of such
+#   instances, saved by one automatic point, was skipped by the next as soon as its group was
+#   measured (PICKLE_DEPTH was 2 saves a level): JupyterLite, a cell redefining the class.
+def test_a_chain_the_level_rule_saves_is_not_too_deep_for_the_depth_measure(nb):
+    from elastic_lite.capture.groups import DEEP_LEVELS, PICKLE_DEPTH
+    from elastic_lite.capture.picklers import too_deep
+    ns = nb(f'''
+class Slotted:
+    __slots__ = ("v", "next")
+    def __init__(self, v, n):
+        self.v, self.next = v, n
+class Plain:
+    def __init__(self, v, n):
+        self.v, self.next = v, n
+near = far = plain = None
+for i in range({DEEP_LEVELS - 5}):
+    near, plain = Slotted(i, near), Plain(i, plain)
+for i in range({2 * DEEP_LEVELS}):
+    far = Slotted(i, far)
+''')
+    assert not too_deep((ns["near"],), ns, {}, PICKLE_DEPTH)
+    assert not too_deep((ns["plain"],), ns, {}, PICKLE_DEPTH)
+    assert too_deep((ns["far"],), ns, {}, PICKLE_DEPTH)
+
+
 # - A plugin registry kept by a base class's __init_subclass__, which names the base by its
 #   global name (the usual way): restore failed for the whole hierarchy ("NameError: name
 #   'Base' is not defined": the hook ran again while the subclass was rebuilt, before Base

@@ -66,10 +66,13 @@ _PAUSE = 8192  # objects (or width of the next level) after which a variable cou
 # 2,000 crashes both; 600 leaves room for a deeper stack at the time of the checkpoint
 # (a kernel's message handlers).
 DEEP_LEVELS = 600
-# Nested saves pickle may make (an instance and its dict are two): past them a group is not
-# pickled (see _winding and capture.picklers.too_deep). A chain of 999 instances (about 2,000
-# nested saves) checkpoints in Node and in Chromium's worker, one of 2,000 crashes both.
-PICKLE_DEPTH = 2 * DEEP_LEVELS + 100
+# Nested saves pickle may make: past them a group is not pickled (see _winding and
+# capture.picklers.too_deep). One level of the walk is up to three saves (an instance of a
+# __slots__ class, its state tuple, its slots dict), so this is at least what DEEP_LEVELS lets
+# through: else a 595-node chain of such instances, saved while alone, was skipped as soon as
+# _winding had its group measured. A chain of 999 instances (about 2,000 nested saves)
+# checkpoints in Node and in Chromium's worker, one of 2,000 (4,000) crashes both.
+PICKLE_DEPTH = 3 * DEEP_LEVELS + 100
 _TALL = 8  # levels up to which the walk does not note which variable reached which level
 _SHARED_ATOMIC = 4096  # atomic values at least this long are grouped by identity (one copy)
 
