@@ -58,7 +58,20 @@ export async function waitForNotebook(page) {
   // (as long as a kernel may take: on a loaded machine JupyterLab itself took over 60 s to show
   // a notebook after a reload, in one fresh-clone run)
   // (a cell a person sees: the first cell of a notebook open behind it stays hidden)
-  await page.locator('.jp-Notebook .jp-Cell').filter({ visible: true }).first().waitFor({ timeout: KERNEL_MS });
+  try {
+    await page.locator('.jp-Notebook .jp-Cell').filter({ visible: true }).first().waitFor({ timeout: KERNEL_MS });
+  } catch (e) {
+    // what a person would see instead: the tabs, a dialog, the notifications, the address
+    const seen = await page.evaluate(() => ({
+      url: location.href,
+      tabs: [...document.querySelectorAll('.lm-DockPanel-tabBar .lm-TabBar-tab')].map((t) => `${t.classList.contains('lm-mod-current') ? '*' : ''}${t.innerText.trim()}`),
+      panels: [...document.querySelectorAll('.jp-NotebookPanel')].map((p) => `${p.classList.contains('lm-mod-hidden') ? 'hidden' : 'shown'}, ${p.querySelectorAll('.jp-Cell').length} cells`),
+      dialog: document.querySelector('.jp-Dialog')?.innerText ?? null,
+      toasts: [...document.querySelectorAll('.Toastify__toast')].map((t) => t.innerText.trim()),
+    })).catch((err) => ({ evaluate: String(err) }));
+    throw new Error(`no notebook cell became visible (${e.message.split('\n')[0]}); the page shows ${JSON.stringify(seen)}` +
+      `\nlast browser console lines:\n  ${(page.__consoleLines || []).slice(-25).join('\n  ')}`);
+  }
   // the notebook shown (another one of the workspace may be open behind it)
   try {
     await page.locator(`.jp-NotebookPanel:not(.lm-mod-hidden) ${CHECKPOINT_BUTTON}`).waitFor({ timeout: 30_000 });
