@@ -92,12 +92,6 @@ export async function lstatOrNull(file) {
   return fs.lstat(file).catch((err) => (err.code === 'ENOENT' ? null : Promise.reject(err)));
 }
 
-/** True when `file` is a regular file (a link is not, whatever it points to). */
-export async function isRegular(file) {
-  const st = await lstatOrNull(file);
-  return !!st && st.isFile();
-}
-
 /** Removes `file` only if it is a regular file (or a link: removing a link touches only the link). */
 export async function removeOwn(file) {
   const st = await lstatOrNull(file);

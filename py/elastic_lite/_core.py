@@ -32,7 +32,6 @@ SERIALIZERS = {"pickle": 1, "cloudpickle": 2, "dill": 3}
 KINDS = {"data": 1, "manifest": 2, "history": 3}
 INSPECT_VALIDATE = 1
 INSPECT_HEADERS_ONLY = 2
-END_COMPUTE_CRC = 1
 
 _PART_KINDS = {1: "bytes", 2: "buffer", 3: "stored"}
 _PART_HEAD, _PART_TAIL = 0xFFFFFFFF, 0xFFFFFFFE
@@ -149,13 +148,9 @@ class _WasmBackend:
     def writer_take_many(self, w):
         """Every part ready now, as writer_take gives them (without the last, empty one), up
         to TAKE_MANY per crossing (el_writer_take_many: a point's hundred stored records are
-        two crossings, not a hundred); None from a core built before it."""
+        two crossings, not a hundred)."""
         if self._parts is None:
-            self._parts = 0
-            if hasattr(self._ex, "el_writer_take_many"):
-                self._parts = self.el_malloc(_PART.size * TAKE_MANY) & 0xFFFFFFFF
-        if not self._parts:
-            return None
+            self._parts = self.el_malloc(_PART.size * TAKE_MANY) & 0xFFFFFFFF
         out = []
         while True:
             n = self.el_writer_take_many(w, self._parts, TAKE_MANY)
@@ -167,7 +162,7 @@ class _WasmBackend:
             if n < TAKE_MANY:
                 return out
 
-    _parts = None  # el_writer_take_many's array (allocated once), 0 when the core has none
+    _parts = None  # el_writer_take_many's array, allocated once
 
     def __getattr__(self, name):  # el_* calls with plain numbers: straight to the exports
         if not name.startswith("el_"):
@@ -302,12 +297,6 @@ class _NativeBackend:
             "el_reader_result": (vp, [vp]),
             "el_reader_error": (cp, [vp]),
             "el_reader_free": (None, [vp]),
-            "el_validator_new": (vp, [d]),
-            "el_validator_feed": (i, [vp, d, vp, sz]),
-            "el_validator_need_offset": (d, [vp]),
-            "el_validator_need_length": (d, [vp]),
-            "el_validator_result": (vp, [vp]),
-            "el_validator_free": (None, [vp]),
         }
         for name, (res, args) in sig.items():
             fn = getattr(lib, name)
@@ -437,7 +426,6 @@ class Writer:
         self._b = backend()
         self._w = self._b.writer_new(producer, python, created_ms)
         self._b.live += 1
-        self._kind = None
         self._crc = 0
         self._open_buffers = []
         self._buffers = {}  # (record, buffer index) -> flat memoryview, until taken
@@ -454,7 +442,6 @@ class Writer:
                             "(data, manifest or history)")
         encoded = b"\0".join(n.encode("utf-8") for n in names)
         self._check(self._b.writer_begin(self._w, KINDS[kind], encoded), "begin_record")
-        self._kind = kind
         self._crc = 0
         self._open_buffers = []
         self.record_bytes = 0
@@ -651,28 +638,6 @@ class PullReader:
             self._b.el_reader_free(r)
             self._b.live -= 1
             _release_if_idle(self._b)
-
-
-def validate_stream(data, window=1 << 20):
-    """The validation report of one bare pickle stream, validated in windows of about `window`
-    bytes by the resumable validator (the same report as `validate_pickle`)."""
-    mv = memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
-    b = backend()
-    v = b.el_validator_new(float(mv.nbytes))
-    if not v:
-        raise CoreError(b.error_text(b.el_last_error()))
-    b.live += 1
-    try:
-        off, want = 0, window
-        while True:
-            n = min(max(want, window), mv.nbytes - off)
-            if b.feed(b.el_validator_feed, v, mv[off:off + n], float(off)) != 0:
-                return json.loads(b.result_json(b.el_validator_result(v)))
-            off, want = int(b.el_validator_need_offset(v)), int(b.el_validator_need_length(v))
-    finally:
-        b.el_validator_free(v)
-        b.live -= 1
-        _release_if_idle(b)
 
 
 def validate_pickle(data):

@@ -124,10 +124,7 @@ async def import_checkpoint(data, name=None, *, notebook=None, replace=False, un
                                originalCreatedMs=info.get("created_ms"),
                                producer=info.get("producer"), python=info.get("python"))
         t1 = time.perf_counter()
-        if trust:
-            await store.put(name, data, meta, sign=True)
-        else:
-            await store.put(name, data, meta)
+        await store.put(name, data, meta, sign=bool(trust))
     except _stores.StoreError as exc:
         return store_failure(report, exc)
     report["timings"].update(store_ms=_ms(t1), total_ms=_ms(t0))

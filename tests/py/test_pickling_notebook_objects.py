@@ -360,3 +360,42 @@ def test_the_plain_check_sizes_ascii_text_without_pickling_it_and_nothing_else(n
         check.size(("é" * 10000,))  # 10,000 characters, 20,000 bytes of UTF-8
     with pytest.raises(NotPlain):
         check.size((ns["Tag"]("x"),))
+
+
+TYPING = '''
+from typing import Generic, TypeVar
+T = TypeVar("T")
+Num = TypeVar("Num", int, float)
+class Box(Generic[T]):
+    def __init__(self, item: T):
+        self.item = item
+box = Box(3)
+'''
+
+
+def test_typevars_of_the_notebook_are_saved_by_value_and_restored(nb):
+    # A TypeVar's __module__ is the notebook's and its __name__ its variable's, which made it
+    # look like an object pickle saves only by that name; cloudpickle saves it by value.
+    ns = nb(TYPING)
+    snap = el.snapshot(ns)
+    assert not [s for s in snap.skipped if s["name"] in ("T", "Num")], snap.skipped
+    printed = restore_elsewhere(snap.data, '''
+assert restore_report["ok"], restore_report
+print(T.__name__, Num.__constraints__ == (int, float), Box.__parameters__[0] is T, box.item)
+''')
+    assert printed.strip() == "T True True 3", printed
+
+
+OWN_NAME = '''
+class Marker:
+    def __reduce__(self):
+        return self.__qualname__
+mark = Marker()
+mark.__module__, mark.__qualname__ = "__main__", "mark"
+'''
+
+
+def test_an_object_pickle_saves_only_by_its_own_notebook_name_is_skipped_with_why(nb):
+    snap = el.snapshot(nb(OWN_NAME))
+    reason = next(s["reason"] for s in snap.skipped if s["name"] == "mark")
+    assert "only as a reference to the notebook's own name" in reason, snap.skipped

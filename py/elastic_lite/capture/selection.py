@@ -13,6 +13,8 @@ Reading the namespace never writes to it (we iterate over a copy of its items).
 import sys
 import types
 
+import cloudpickle
+
 from .groups import ATOMIC, is_notebook_def
 from .._report import type_name
 from .._words import quoted
@@ -150,6 +152,8 @@ def _saved_by_own_name(value, ns_module_name, namespace):
         mod = getattr(value, "__module__", None)
         if mod != ns_module_name and mod != "__main__":
             return False
+        if mod == "__main__" and type(value) in cloudpickle.Pickler._dispatch_table:
+            return False  # cloudpickle's own reducer saves it by value (a TypeVar of __main__)
         qual = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
     except Exception:
         return False

@@ -408,8 +408,6 @@ class DirectoryStore:
         self._swept = False
         self._signing = None  # (key bytes, keyId)
         self._expected = {}
-        self._notices = []
-        self._noticed = False
 
     def __repr__(self):
         return f"DirectoryStore({self.dir!r})"
@@ -583,15 +581,6 @@ class DirectoryStore:
     def _signature_of(self, name, entry):
         signing = self._signing_key(False)
         counter = self._read_counter(signing)
-        if counter["oldKeyId"] and not self._noticed:
-            self._noticed = True
-            self._notices.append(
-                f"The signing key of the checkpoint store {self.dir} changed (it was "
-                f"{counter['oldKeyId']}, it is {signing[1] if signing else 'gone'}): the checkpoints "
-                "signed with the old key now count as foreign, and restore loads nothing of them "
-                "unconfirmed. If you replaced or deleted the key yourself, restore each one you "
-                "trust once with --trust (it is then signed with the new key). If you did not, "
-                "someone who can write the store or its key file did: check who can.")
         sig = entry.get("sig")
         if not isinstance(sig, dict) or not isinstance(sig.get("mac"), str):
             out = {"state": "unsigned", "keyId": None}
@@ -611,11 +600,6 @@ class DirectoryStore:
                 out.update(state="rollback", generation=generation, latest=latest)
         elif out["state"] == "other-key" and out["keyId"] and out["keyId"] in counter["previousKeyIds"]:
             out["keyChanged"] = True
-        return out
-
-    def take_notices(self):
-        """Plain notices for a person, each given once (a changed signing key)."""
-        out, self._notices = self._notices, []
         return out
 
     async def generation(self, name):
