@@ -114,7 +114,9 @@ BROWSER_CONCURRENCY="${EL_BROWSER_CONCURRENCY:-2}"
 #                              layering is .importlinter's: an import against it fails, naming
 #                              the chain of imports
 #   Chromium suite             from the snapshot on, to the end
-#   node, then pytest, then the package tests, beside it
+#   node                       beside it (its files mostly wait on Pyodide workers and the CLI)
+#   pytest, then the packages  beside both: after node, they were the only suite running for
+#                              the last two minutes (one core idle) of a fresh clone's run
 { want layering && suite "layering (import-linter)" env PYTHONPATH=py .venv/bin/lint-imports --no-cache --no-logo
   want ctest && suite "C core (ctest, ASan+UBSan)" ctest --test-dir build/native-asan --output-on-failure; } &
 
@@ -132,8 +134,8 @@ else
 fi
 
 { want browser && [ ${#browser_tests[@]} -gt 0 ] && suite "browser (Chromium)" node --test --test-concurrency="$BROWSER_CONCURRENCY" "${browser_tests[@]}"; } &
-{ want node && [ ${#node_tests[@]} -gt 0 ] && suite "node --test" node --test --test-concurrency=2 "${node_tests[@]}"
-  want pytest && [ ${#py_tests[@]} -gt 0 ] && suite "pytest" .venv/bin/python -m pytest -q tests/py
+{ want node && [ ${#node_tests[@]} -gt 0 ] && suite "node --test" node --test --test-concurrency=2 "${node_tests[@]}"; } &
+{ want pytest && [ ${#py_tests[@]} -gt 0 ] && suite "pytest" .venv/bin/python -m pytest -q tests/py
   want pack && [ ${#pack_tests[@]} -gt 0 ] && suite "packages (tests/pack)" env -u ELASTIC_LITE_PYODIDE_SNAPSHOT node --test --test-concurrency=1 "${pack_tests[@]}"; } &
 wait
 
