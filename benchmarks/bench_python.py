@@ -235,9 +235,13 @@ async def restore(name):
 
 async def forget(name):
     """Deletes checkpoint `name` and frees its records, so that the next checkpoint writes
-    every record again (the store would otherwise skip records it already holds)."""
-    store = await el.get_store()
-    await store.delete(name)
+    every record again (the store would otherwise skip records it already holds). Through the
+    kernel, as the magics, the demo and the CLI delete: its next checkpoint then asks the store
+    which remembered records are left (a delete behind its back would have that checkpoint
+    find one gone at its commit and be made twice)."""
+    rep = await host.delete(name)
+    if not rep["ok"] and not any(p.get("code") == "not-found" for p in rep["problems"]):
+        raise RuntimeError(f"delete {name} failed: {rep['problems']}")
 
 
 def core_memory():

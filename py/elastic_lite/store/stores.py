@@ -181,13 +181,16 @@ def expired_by_retention(entries, keep, policy, exempt=()):
 # ---- writer locks ----
 
 class _HeldLock:
+    """A writer lock held until release() (once): a thread lock, or a JS store's lock handle,
+    whose release() may return a promise."""
+
     def __init__(self, lock):
         self._lock = lock
 
     async def release(self):
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
+        lock, self._lock = self._lock, None
+        if lock is not None and hasattr(result := lock.release(), "then"):
+            await result
 
 
 class MemoryStore:
@@ -534,7 +537,7 @@ class JsStore:
 
     async def lock(self, name, timeout=None):
         opts = {} if timeout is None else {"timeoutMs": int(timeout * 1000)}
-        return _JsHeldLock(await self._call(f"lock {quoted(name)}", "lock", name, opts))
+        return _HeldLock(await self._call(f"lock {quoted(name)}", "lock", name, opts))
 
     async def put_records(self, records):
         from js import Array
@@ -663,19 +666,6 @@ class _Read(list):
         if damaged is not None and not _is_nullish(damaged):
             self.damaged = frozenset(damaged)
         return self
-
-
-class _JsHeldLock:
-    def __init__(self, handle):
-        self._handle = handle
-
-    async def release(self):
-        if self._handle is None:
-            return
-        handle, self._handle = self._handle, None
-        result = handle.release()
-        if hasattr(result, "then"):
-            await result
 
 
 def _is_jsproxy(obj):
