@@ -1343,6 +1343,35 @@ export class IndexedDBStore {
     this._lastCounter = null; // {signing, counter}: see _counted
     this._retained = new Map(); // notebook -> {policy, entries} at this object's last commit there: see _predictExpired
     this._size = {}; // {rows}: record rows seen at the last bulk read of a commit (a hint: see recordRows)
+    this._deleted = false; // a checkpoint was deleted since takeDeleted(), here or elsewhere
+    this._deletes = null; // the BroadcastChannel that says so to this origin's other stores
+  }
+
+  // A page deletes checkpoints while its kernel's worker keeps a store object of its own, which
+  // then trusts records it remembers for change detection that may be gone (its commit would
+  // find one missing and the checkpoint be made twice). Deletes are told over a channel.
+  _channel() {
+    if (this._deletes === null) {
+      const Channel = globalThis.BroadcastChannel;
+      this._deletes = typeof Channel === 'function' ? new Channel(`elastic-lite-deletes:${this.dbName}`) : false;
+      if (this._deletes) {
+        this._deletes.onmessage = () => { this._deleted = true; };
+        this._deletes.unref?.(); // (Node: an open channel must not keep the process alive)
+      }
+    }
+    return this._deletes || null;
+  }
+
+  /**
+   * Whether a checkpoint of this database was deleted since the last call, by this object or by
+   * another in this origin (listened for from the first call on): the kernel then asks which of
+   * the records it remembers are still stored before its next checkpoint.
+   */
+  takeDeleted() {
+    this._channel();
+    const deleted = this._deleted;
+    this._deleted = false;
+    return deleted;
   }
 
   // ---- the signed counter (see "The signed counter" above) ----------------------------------
@@ -2265,17 +2294,22 @@ export class IndexedDBStore {
       await counts.flush();
       return existed;
     };
+    let existed;
     try {
       const signing = await this._signingKey(false);
-      if (!signing) return await inTransaction(db, WRITE_STORES, 'readwrite', drop);
       // counted in the same transaction: a deleted entry put back later is a rollback
-      return await this._counted(WRITE_STORES, signing, (counter) => {
+      existed = !signing ? await inTransaction(db, WRITE_STORES, 'readwrite', drop) : await this._counted(WRITE_STORES, signing, (counter) => {
         const generation = counter.generation + 1;
         return { generation, names: { ...counter.names, [name]: generation } };
       }, drop);
     } catch (err) {
       throw storeError('failed', `Deleting checkpoint "${name}" failed (${err.message || err.name}); it is still stored, unchanged.`, { cause: err });
     }
+    if (existed) {
+      this._deleted = true;
+      this._channel()?.postMessage('deleted');
+    }
+    return existed;
   }
 
   // ---- retention settings, housekeeping -----------------------------------------------------
@@ -2398,6 +2432,8 @@ export class IndexedDBStore {
   }
 
   async close() {
+    this._deletes?.close();
+    this._deletes = null;
     const pending = this._db;
     this._db = null;
     if (pending) (await pending.catch(() => null))?.close();

@@ -253,7 +253,6 @@ class Space:
         self.recorder = None
         self.tracker = None
         self.tracker_store = None
-        self.records_deleted = False  # a delete since: ask the store which records it still has
         self.own_points = []
 
     def attached(self):
@@ -494,9 +493,12 @@ class KernelSession:
         `ask`: the store is asked which remembered records it still holds (and pins them)."""
         if not all(callable(getattr(store, m, None)) for m in ("has_records", "get_entry")):
             return None
-        tracker, space = self.tracker(store, ns), self.space(ns)
-        ask, space.records_deleted = ask or space.records_deleted, False
-        return await _tracker.prepare(store, tracker, self.shadow_budget, ask=ask)
+        # a delete since the last checkpoint (here or in a page of this origin) may have freed
+        # remembered records: the store is asked first, instead of finding one gone at the commit
+        # and the checkpoint being made again
+        deleted = getattr(store, "take_deleted", None)
+        ask = ask or (deleted is not None and deleted())
+        return await _tracker.prepare(store, self.tracker(store, ns), self.shadow_budget, ask=ask)
 
     @staticmethod
     def _meta(snap, notebook, cell_meta, auto):
@@ -735,10 +737,6 @@ class KernelSession:
         store = await self._store_or_fail(report)
         if store is None:
             return report
-        # records the trackers remember may go with them: their next checkpoint asks the store
-        # first, instead of finding one gone at its commit and pickling everything again
-        for space in self._spaces.values():
-            space.records_deleted = space.records_deleted or space.tracker_store is store
         for n in names:
             try:
                 if not await store.delete(n):

@@ -565,6 +565,12 @@ class JsStore:
     async def has_records(self, keys):
         return list((await self._call("look up records", "hasRecords", list(keys))).to_py())
 
+    def take_deleted(self):
+        """Whether a checkpoint was deleted since the last call, here or by another page of
+        this origin (the IndexedDB store): records remembered for change detection may be gone."""
+        take = getattr(self.proxy, "takeDeleted", None)
+        return take is not None and take() is True
+
     async def commit(self, name, entry, retention=..., sign=True, records=None):
         """`records` (a store with checks_at_commit): new records written in the commit's own
         transaction, the entry's records whose key is None, in order; returns their keys.
