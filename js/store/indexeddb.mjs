@@ -2123,21 +2123,13 @@ export class IndexedDBStore {
    */
   async readRecordChunks(keys) {
     const list = [...keys];
-    const db = await this._open();
-    const out = await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
-      const rows = await Promise.all(list.map((k) => req(tx.objectStore(RECORDS).get(k))));
-      const missing = list.filter((k, i) => !rows[i]);
-      if (missing.length) throw recordsGone(missing);
-      return Promise.all(rows.map(async (row) => {
-        if (isFileRow(row)) return row; // read after the transaction
-        const chunks = await readRecordChunkList(tx, row);
-        // a chunk gone (evicted, cleared) in the words of readRecords(), not as damage
-        if (typeof chunks === 'string' && await recordGone(tx, row.key)) throw recordsGone([row.key], { chunksGone: true });
-        if (typeof chunks === 'string') throw storeError('corrupted', `Record ${row.key} in IndexedDB database "${this.dbName}" is damaged: ${chunks}.`);
-        return chunks;
-      }));
-    });
-    for (const [i, x] of out.entries()) if (isFileRow(x)) out[i] = [await this._readFile(x)];
+    const out = await this._readRows(list, async (tx, row) => {
+      const chunks = await readRecordChunkList(tx, row);
+      // a chunk gone (evicted, cleared) in the words of readRecords(), not as damage
+      if (typeof chunks === 'string' && await recordGone(tx, row.key)) throw recordsGone([row.key], { chunksGone: true });
+      if (typeof chunks === 'string') throw this._damaged(row.key, chunks);
+      return chunks;
+    }, (bytes) => [bytes]);
     const damaged = [];
     for (const [i, chunks] of out.entries()) if (await recordKey(chunks) !== list[i]) damaged.push(list[i]);
     if (damaged.length) await this._markDamaged(damaged).catch(() => {});
@@ -2177,7 +2169,7 @@ export class IndexedDBStore {
         return wrong;
       });
     if (problem === FILE_GONE) throw recordsGone([key], { chunksGone: true });
-    if (problem) throw storeError('corrupted', `Record ${key} in IndexedDB database "${this.dbName}" is damaged: ${problem}.`);
+    if (problem) throw this._damaged(key, problem);
     if (!check) return true;
     const ok = await recordKey(list.map((t) => t.view)) === key;
     if (!ok) await this._markDamaged([key]).catch(() => {});
@@ -2194,26 +2186,31 @@ export class IndexedDBStore {
     });
   }
 
-  async _readRecordsRaw(list) {
+  _readRecordsRaw(list) {
+    return this._readRows(list, async (tx, row) => {
+      if (row.chunkCount === 1) {
+        const chunk = await req(tx.objectStore(RECORD_CHUNKS).get([row.key, 0]));
+        if (chunk && toBytes(chunk.data).byteLength === row.length) return toBytes(chunk.data);
+      }
+      const out = new Uint8Array(row.length);
+      const problem = await readRecordInto(tx, row, row, out, 0);
+      if (problem && await recordGone(tx, row.key)) throw recordsGone([row.key], { chunksGone: true });
+      if (problem) throw this._damaged(row.key, problem);
+      return out;
+    });
+  }
+
+  // Each record of `list` as `inChunks(tx, row)` reads it from its chunks in one transaction, or
+  // as `ofFile(bytes)` of its file (read after the transaction); a key with no row is gone.
+  async _readRows(list, inChunks, ofFile = (bytes) => bytes) {
     const db = await this._open();
     const out = await inTransaction(db, [RECORDS, RECORD_CHUNKS], 'readonly', async (tx) => {
       const rows = await Promise.all(list.map((k) => req(tx.objectStore(RECORDS).get(k))));
       const missing = list.filter((k, i) => !rows[i]);
       if (missing.length) throw recordsGone(missing);
-      return Promise.all(rows.map(async (row) => {
-        if (isFileRow(row)) return row; // read after the transaction
-        if (row.chunkCount === 1) {
-          const chunk = await req(tx.objectStore(RECORD_CHUNKS).get([row.key, 0]));
-          if (chunk && toBytes(chunk.data).byteLength === row.length) return toBytes(chunk.data);
-        }
-        const out = new Uint8Array(row.length);
-        const problem = await readRecordInto(tx, row, row, out, 0);
-        if (problem && await recordGone(tx, row.key)) throw recordsGone([row.key], { chunksGone: true });
-        if (problem) throw storeError('corrupted', `Record ${row.key} in IndexedDB database "${this.dbName}" is damaged: ${problem}.`);
-        return out;
-      }));
+      return Promise.all(rows.map((row) => (isFileRow(row) ? row : inChunks(tx, row))));
     });
-    for (const [i, x] of out.entries()) if (isFileRow(x)) out[i] = await this._readFile(x);
+    for (const [i, x] of out.entries()) if (isFileRow(x)) out[i] = ofFile(await this._readFile(x));
     return out;
   }
 
@@ -2221,8 +2218,12 @@ export class IndexedDBStore {
   async _readFile(row) {
     const data = await readRecordFile(this.dbName, row);
     if (data === FILE_GONE) throw recordsGone([row.key], { chunksGone: true });
-    if (typeof data === 'string') throw storeError('corrupted', `Record ${row.key} in IndexedDB database "${this.dbName}" is damaged: ${data}.`);
+    if (typeof data === 'string') throw this._damaged(row.key, data);
     return data;
+  }
+
+  _damaged(key, problem) {
+    return storeError('corrupted', `Record ${key} in IndexedDB database "${this.dbName}" is damaged: ${problem}.`);
   }
 
   /**
