@@ -224,14 +224,15 @@ export class CheckpointPanel {
 
   async importFile(file) {
     const name = file.name.replace(/\.elc$/i, '') || 'imported';
+    let report = null;
     try {
       const bytes = new Uint8Array(await file.arrayBuffer());
-      const report = await this.#withProgress(`Checking “${file.name}”…`,
+      report = await this.#withProgress(`Checking “${file.name}”…`,
         () => this.kernel.call('import', { name, fileName: file.name, bytes }, { transfer: [bytes.buffer] }));
-      explainImport(report, file.name);
     } catch (err) {
       explainError(err, { action: 'import' });
     }
-    await this.refresh();
+    await this.refresh(); // the list holds what the message names by the time it is said
+    if (report) explainImport(report, file.name);
   }
 }

@@ -189,8 +189,11 @@ ns2["c"]["k"] = 2`);
       const reuse = await pyJson(D, `(await el.checkpoint("q2", namespace=ns2)).reuse`);
       assert.deepEqual(calls, ['commit']);
       assert.ok(reuse.reused >= 2 && reuse.written >= 1, JSON.stringify(reuse));
-      // behind the kernel's back (another tab): every checkpoint naming them deleted, records freed
+      // behind the kernel's back: every checkpoint naming them deleted, records freed, and
+      // nobody told (a store learns of deletes, takeDeleted; eviction or a message not yet
+      // arrived tells nothing): the commit is what finds the record gone
       await store.delete('q1'); await store.delete('q2');
+      assert.equal(store.takeDeleted(), true);
       calls.length = 0;
       await py(D, `
 ns2["c"]["k"] = 3
