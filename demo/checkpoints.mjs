@@ -126,30 +126,32 @@ export class CheckpointPanel {
   }
 
   async checkpoint(name) {
+    let report = null;
     try {
-      const report = await this.#withProgress(name ? `Checkpointing “${name}”…` : 'Checkpointing…',
+      report = await this.#withProgress(name ? `Checkpointing “${name}”…` : 'Checkpointing…',
         (onProgress) => this.kernel.call('checkpoint', { name }, { onProgress }));
-      if (!report.ok) {
-        explainCheckpoint(report, report.name);
-      } else {
-        renderReport(this.reportEl, report);
-        void askPersistence().then(() => this.refresh()); // best effort: ask the browser to keep them
-        // e.g. a state too large to restore in this browser: told now, before it is relied on
-        const warnings = (report.warnings ?? []).map((w) => `Warning: ${shownText(w)}`);
-        showMessage({
-          level: warnings.length ? 'warn' : 'ok', key: 'op',
-          title: `Checkpoint “${report.name}” saved${warnings.length ? ', with a warning' : ''}`,
-          lines: [`${report.variables.length} variables stored in ${this.folder ? `the folder “${this.folder}”` : 'this browser'}` +
-            (report.replay?.recompute?.length ? `; ${report.replay.recompute.length} to be recomputed on restore by re-running recorded cells` : '') +
-            (report.skipped.length ? `; ${report.skipped.length} skipped (see the report for why).` : '.'),
-          ...warnings,
-          ...(warnings.length ? [] : ['Reload the page, then restore it: the variables come back without re-running the cells.'])],
-        });
-      }
     } catch (err) {
       explainError(err, { action: 'checkpoint' });
     }
-    await this.refresh();
+    await this.refresh(); // the list holds what the message names by the time it is said
+    if (!report) return;
+    if (!report.ok) {
+      explainCheckpoint(report, report.name);
+      return;
+    }
+    renderReport(this.reportEl, report);
+    void askPersistence().then(() => this.refresh()); // best effort: ask the browser to keep them
+    // e.g. a state too large to restore in this browser: told now, before it is relied on
+    const warnings = (report.warnings ?? []).map((w) => `Warning: ${shownText(w)}`);
+    showMessage({
+      level: warnings.length ? 'warn' : 'ok', key: 'op',
+      title: `Checkpoint “${report.name}” saved${warnings.length ? ', with a warning' : ''}`,
+      lines: [`${report.variables.length} variables stored in ${this.folder ? `the folder “${this.folder}”` : 'this browser'}` +
+        (report.replay?.recompute?.length ? `; ${report.replay.recompute.length} to be recomputed on restore by re-running recorded cells` : '') +
+        (report.skipped.length ? `; ${report.skipped.length} skipped (see the report for why).` : '.'),
+      ...warnings,
+      ...(warnings.length ? [] : ['Reload the page, then restore it: the variables come back without re-running the cells.'])],
+    });
   }
 
   // trust/adopt: the person confirmed a foreign checkpoint (and asked to sign it as theirs).
@@ -191,14 +193,15 @@ export class CheckpointPanel {
 
   async remove(name) {
     if (!window.confirm(`Delete checkpoint “${name}”? This cannot be undone.`)) return;
+    let report = null;
     try {
-      const report = await this.kernel.call('delete', { name });
-      if (report.ok) showMessage({ level: 'ok', key: 'op', title: `Deleted checkpoint “${name}”` });
-      else notStored(`“${name}”`, report.problems);
+      report = await this.kernel.call('delete', { name });
     } catch (err) {
       explainError(err, { action: 'delete' });
     }
-    await this.refresh();
+    await this.refresh(); // gone from the list by the time the message says so
+    if (report?.ok) showMessage({ level: 'ok', key: 'op', title: `Deleted checkpoint “${name}”` });
+    else if (report) notStored(`“${name}”`, report.problems);
   }
 
   async exportFile(name) {
