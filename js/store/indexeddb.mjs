@@ -2299,10 +2299,12 @@ export class IndexedDBStore {
     try {
       const signing = await this._signingKey(false);
       // counted in the same transaction: a deleted entry put back later is a rollback
-      existed = !signing ? await inTransaction(db, WRITE_STORES, 'readwrite', drop) : await this._counted(WRITE_STORES, signing, (counter) => {
-        const generation = counter.generation + 1;
-        return { generation, names: { ...counter.names, [name]: generation } };
-      }, drop);
+      existed = signing
+        ? await this._counted(WRITE_STORES, signing, (counter) => {
+          const generation = counter.generation + 1;
+          return { generation, names: { ...counter.names, [name]: generation } };
+        }, drop)
+        : await inTransaction(db, WRITE_STORES, 'readwrite', drop);
     } catch (err) {
       throw storeError('failed', `Deleting checkpoint "${name}" failed (${err.message || err.name}); it is still stored, unchanged.`, { cause: err });
     }
